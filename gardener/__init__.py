@@ -1,0 +1,1 @@
+"""The gardener: topics, merges, splits, decay and bitemporal invalidation."""

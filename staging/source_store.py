@@ -1,0 +1,223 @@
+"""The source database: raw sources, conversations and messages (the single source of truth)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from ontology import ContentPart, Conversation, Message, Source
+from staging.db import apply_migrations, open_database, utc_now
+from staging.source_schema import SOURCE_MIGRATIONS
+
+__all__ = ["ImportCounts", "QuarantinedRecord", "SourceStore"]
+
+
+@dataclass(frozen=True)
+class QuarantinedRecord:
+    """A record rejected from an otherwise readable file, kept with its reason."""
+
+    record: str
+    reason: str
+    excerpt: str
+
+
+@dataclass
+class ImportCounts:
+    sources: int = 0
+    conversations: int = 0
+    messages: int = 0
+    messages_updated: int = 0
+    quarantined: int = 0
+    rejected: list[QuarantinedRecord] = field(default_factory=list)
+
+    def add(self, other: ImportCounts) -> None:
+        self.sources += other.sources
+        self.conversations += other.conversations
+        self.messages += other.messages
+        self.messages_updated += other.messages_updated
+        self.quarantined += other.quarantined
+        self.rejected.extend(other.rejected)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _dt(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value) if value else None
+
+
+class SourceStore:
+    """Reads and writes the source db. Writers are idempotent: ids are content-addressed."""
+
+    def __init__(self, db: sqlite_utils.Database) -> None:
+        self.db = db
+
+    @classmethod
+    def open(cls, path: Path | str) -> SourceStore:
+        db = open_database(path)
+        apply_migrations(db, SOURCE_MIGRATIONS)
+        return cls(db)
+
+    def close(self) -> None:
+        self.db.conn.close()
+
+    # -- writing (call inside staging.db.transaction) ---------------------------------------
+    def add_source(self, source: Source) -> bool:
+        cursor = self.db.conn.execute(
+            "INSERT OR IGNORE INTO sources (id, path, sha256, format, imported_at, user_scope,"
+            " assistant_scope) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [source.id, source.path, source.sha256, source.format, _iso(source.imported_at),
+             source.user_scope, source.assistant_scope],
+        )
+        return cursor.rowcount > 0
+
+    def add_conversation(
+        self, conversation: Conversation, messages: Sequence[Message]
+    ) -> ImportCounts:
+        """Insert what is new; refresh the mutable fields (title, current-branch flag)."""
+        conn = self.db.conn
+        counts = ImportCounts()
+        cursor = conn.execute(
+            "INSERT OR IGNORE INTO conversations (id, source_id, external_id, title, created_at,"
+            " updated_at, user_scope, assistant_scope, metadata) VALUES (?,?,?,?,?,?,?,?,?)",
+            [conversation.id, conversation.source_id, conversation.external_id,
+             conversation.title, _iso(conversation.created_at), _iso(conversation.updated_at),
+             conversation.user_scope, conversation.assistant_scope,
+             json.dumps(conversation.metadata, ensure_ascii=False, sort_keys=True)],
+        )
+        if cursor.rowcount:
+            counts.conversations = 1
+        else:
+            conn.execute(
+                "UPDATE conversations SET title = ?, updated_at = ? WHERE id = ?"
+                " AND (title IS NOT ? OR updated_at IS NOT ?)",
+                [conversation.title, _iso(conversation.updated_at), conversation.id,
+                 conversation.title, _iso(conversation.updated_at)],
+            )
+        known = self._existing_message_ids([m.id for m in messages])
+        new_messages = [m for m in messages if m.id not in known]
+        conn.executemany(
+            "INSERT INTO messages (id, conversation_id, parent_id, external_id, role,"
+            " author, text, parts, created_at, position, on_current_branch, user_scope,"
+            " assistant_scope, source_id, metadata) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            [_message_row(m, conversation.source_id) for m in new_messages],
+        )
+        counts.messages = len(new_messages)
+        for m in messages:
+            if m.id in known:
+                cursor = conn.execute(
+                    "UPDATE messages SET on_current_branch = ? WHERE id = ?"
+                    " AND on_current_branch != ?",
+                    [int(m.on_current_branch), m.id, int(m.on_current_branch)],
+                )
+                counts.messages_updated += cursor.rowcount
+        return counts
+
+    def _existing_message_ids(self, ids: list[str]) -> set[str]:
+        found: set[str] = set()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            rows = self.db.conn.execute(
+                f"SELECT id FROM messages WHERE id IN ({','.join('?' * len(chunk))})", chunk
+            )
+            found.update(row[0] for row in rows)
+        return found
+
+    def add_quarantine(self, source: Source, record: QuarantinedRecord) -> bool:
+        from ontology import stable_id
+
+        rid = stable_id("q", source.sha256, record.record, record.reason)
+        cursor = self.db.conn.execute(
+            "INSERT OR IGNORE INTO quarantine (id, source_path, source_sha256, record, reason,"
+            " excerpt, created_at) VALUES (?,?,?,?,?,?,?)",
+            [rid, source.path, source.sha256, record.record, record.reason,
+             record.excerpt[:2000], utc_now()],
+        )
+        return cursor.rowcount > 0
+
+    # -- reading -----------------------------------------------------------------------------
+    def counts(self) -> dict[str, int]:
+        tables = ("sources", "conversations", "messages", "quarantine")
+        return {name: self.db[name].count for name in tables}
+
+    def sources(self) -> list[Source]:
+        rows = self.db.query("SELECT * FROM sources ORDER BY imported_at, id")
+        return [Source(**{**row, "imported_at": _dt(row["imported_at"])}) for row in rows]
+
+    def conversations(self, ids: Iterable[str] | None = None) -> Iterator[Conversation]:
+        sql = "SELECT * FROM conversations"
+        params: list[Any] = []
+        if ids is not None:
+            id_list = list(ids)
+            sql += f" WHERE id IN ({','.join('?' * len(id_list))})"
+            params = id_list
+        for row in self.db.query(sql + " ORDER BY created_at, id", params):
+            yield _conversation(row)
+
+    def messages(self, conversation_id: str | None = None) -> Iterator[Message]:
+        """Messages in (conversation, position) order; one conversation if given."""
+        if conversation_id is None:
+            rows = self.db.query("SELECT * FROM messages ORDER BY conversation_id, position")
+        else:
+            rows = self.db.query(
+                "SELECT * FROM messages WHERE conversation_id = ? ORDER BY position",
+                [conversation_id],
+            )
+        for row in rows:
+            yield _message(row)
+
+    def get_messages(self, ids: Iterable[str]) -> dict[str, Message]:
+        id_list = list(dict.fromkeys(ids))
+        found: dict[str, Message] = {}
+        for start in range(0, len(id_list), 500):
+            chunk = id_list[start : start + 500]
+            rows = self.db.query(
+                f"SELECT * FROM messages WHERE id IN ({','.join('?' * len(chunk))})", chunk
+            )
+            for row in rows:
+                found[row["id"]] = _message(row)
+        return found
+
+    def search(self, query: str, limit: int = 20) -> list[Message]:
+        rows = self.db.query(
+            "SELECT messages.* FROM messages_fts JOIN messages ON messages.rowid ="
+            " messages_fts.rowid WHERE messages_fts MATCH ? ORDER BY rank LIMIT ?",
+            [query, limit],
+        )
+        return [_message(row) for row in rows]
+
+
+def _message_row(m: Message, source_id: str) -> tuple[Any, ...]:
+    parts = json.dumps([p.model_dump() for p in m.parts], ensure_ascii=False)
+    return (
+        m.id, m.conversation_id, m.parent_id, m.external_id, m.role, m.author, m.text, parts,
+        _iso(m.created_at), m.position, int(m.on_current_branch), m.user_scope,
+        m.assistant_scope, source_id, json.dumps(m.metadata, ensure_ascii=False, sort_keys=True),
+    )
+
+
+def _conversation(row: dict[str, Any]) -> Conversation:
+    return Conversation(
+        id=row["id"], source_id=row["source_id"], external_id=row["external_id"],
+        title=row["title"], created_at=_dt(row["created_at"]), updated_at=_dt(row["updated_at"]),
+        user_scope=row["user_scope"], assistant_scope=row["assistant_scope"],
+        metadata=json.loads(row["metadata"]),
+    )
+
+
+def _message(row: dict[str, Any]) -> Message:
+    return Message(
+        id=row["id"], conversation_id=row["conversation_id"], parent_id=row["parent_id"],
+        external_id=row["external_id"], role=row["role"], author=row["author"], text=row["text"],
+        parts=[ContentPart(**p) for p in json.loads(row["parts"])],
+        created_at=_dt(row["created_at"]), position=row["position"],
+        on_current_branch=bool(row["on_current_branch"]), user_scope=row["user_scope"],
+        assistant_scope=row["assistant_scope"], metadata=json.loads(row["metadata"]),
+    )
