@@ -11,7 +11,15 @@ from ontology.concepts import (
     EvidenceSpan,
     RelationType,
 )
+from ontology.extraction import (
+    ExtractionRequest,
+    ExtractionResult,
+    RawMention,
+    RawRelation,
+    SegmentMessage,
+)
 from ontology.ids import normalize_name, stable_id, text_hash
+from ontology.protocols import Embedder, Extractor
 from ontology.records import (
     ContentPart,
     Conversation,
@@ -39,11 +47,18 @@ __all__ = [
     "ConceptType",
     "ContentPart",
     "Conversation",
+    "Embedder",
     "EvidenceSpan",
+    "ExtractionRequest",
+    "ExtractionResult",
+    "Extractor",
     "ImportFormat",
     "Message",
+    "RawMention",
+    "RawRelation",
     "RelationType",
     "Role",
+    "SegmentMessage",
     "Source",
     "StrictBase",
     "StrictSchemaError",

@@ -75,6 +75,7 @@ class Conversation(_Stored):
 class Message(_Stored):
     id: str
     conversation_id: str
+    source_id: str = Field(description="The source (file) that first imported the message.")
     parent_id: str | None
     external_id: str
     role: Role

@@ -70,10 +70,12 @@ def _initial(db: sqlite_utils.Database) -> None:
             INSERT INTO messages_fts(rowid, text) VALUES (new.rowid, new.text);
         END;
         CREATE TRIGGER messages_ad AFTER DELETE ON messages BEGIN
-            INSERT INTO messages_fts(messages_fts, rowid, text) VALUES('delete', old.rowid, old.text);
+            INSERT INTO messages_fts(messages_fts, rowid, text)
+                VALUES('delete', old.rowid, old.text);
         END;
         CREATE TRIGGER messages_au AFTER UPDATE OF text ON messages BEGIN
-            INSERT INTO messages_fts(messages_fts, rowid, text) VALUES('delete', old.rowid, old.text);
+            INSERT INTO messages_fts(messages_fts, rowid, text)
+                VALUES('delete', old.rowid, old.text);
             INSERT INTO messages_fts(rowid, text) VALUES (new.rowid, new.text);
         END;
         """,

@@ -107,7 +107,7 @@ class SourceStore:
             "INSERT INTO messages (id, conversation_id, parent_id, external_id, role,"
             " author, text, parts, created_at, position, on_current_branch, user_scope,"
             " assistant_scope, source_id, metadata) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            [_message_row(m, conversation.source_id) for m in new_messages],
+            [_message_row(m) for m in new_messages],
         )
         counts.messages = len(new_messages)
         for m in messages:
@@ -194,12 +194,12 @@ class SourceStore:
         return [_message(row) for row in rows]
 
 
-def _message_row(m: Message, source_id: str) -> tuple[Any, ...]:
+def _message_row(m: Message) -> tuple[Any, ...]:
     parts = json.dumps([p.model_dump() for p in m.parts], ensure_ascii=False)
     return (
         m.id, m.conversation_id, m.parent_id, m.external_id, m.role, m.author, m.text, parts,
         _iso(m.created_at), m.position, int(m.on_current_branch), m.user_scope,
-        m.assistant_scope, source_id, json.dumps(m.metadata, ensure_ascii=False, sort_keys=True),
+        m.assistant_scope, m.source_id, json.dumps(m.metadata, ensure_ascii=False, sort_keys=True),
     )
 
 
@@ -214,7 +214,8 @@ def _conversation(row: dict[str, Any]) -> Conversation:
 
 def _message(row: dict[str, Any]) -> Message:
     return Message(
-        id=row["id"], conversation_id=row["conversation_id"], parent_id=row["parent_id"],
+        id=row["id"], conversation_id=row["conversation_id"], source_id=row["source_id"],
+        parent_id=row["parent_id"],
         external_id=row["external_id"], role=row["role"], author=row["author"], text=row["text"],
         parts=[ContentPart(**p) for p in json.loads(row["parts"])],
         created_at=_dt(row["created_at"]), position=row["position"],

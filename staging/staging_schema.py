@@ -75,7 +75,8 @@ def _initial(db: sqlite_utils.Database) -> None:
             tokens_estimated INTEGER NOT NULL DEFAULT 0,
             latency_ms REAL,
             status TEXT NOT NULL,            -- ok | invalid | error
-            error_class TEXT,                -- e.g. extra_keys, missing_fields, bad_enum, truncated_json, rate_limited, server_error, timeout
+            error_class TEXT,                -- extra_keys, missing_fields, bad_enum,
+                                             -- truncated_json, rate_limited, server_error, ...)
             error_detail TEXT,{_PROV}
         );
         CREATE INDEX idx_llm_calls_segment ON llm_calls(segment_id);
