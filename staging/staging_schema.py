@@ -144,7 +144,7 @@ def _initial(db: sqlite_utils.Database) -> None:
         CREATE TABLE concept_revisions (
             concept_id TEXT NOT NULL,
             revision INTEGER NOT NULL,
-            action TEXT NOT NULL,            -- create | refine | merge | unmerge | split | decay ...
+            action TEXT NOT NULL,            -- create|refine|merge|unmerge|split|decay
             snapshot TEXT NOT NULL,          -- ConceptHypothesis JSON
             reason TEXT NOT NULL DEFAULT '',{_PROV},
             PRIMARY KEY (concept_id, revision)
