@@ -76,7 +76,7 @@ class StagingStore:
         config_json = json.dumps(config, sort_keys=True, default=str)
         run_id = stable_id("run", stage, config_json, started)
         with transaction(self.db):
-            self.db["runs"].insert(
+            self.db.table("runs").insert(
                 {
                     "id": run_id,
                     "stage": stage,
@@ -97,7 +97,7 @@ class StagingStore:
         self, run: Run, status: str, stats: dict[str, Any] | None = None, error: str | None = None
     ) -> None:
         with transaction(self.db):
-            self.db["runs"].update(
+            self.db.table("runs").update(
                 run.id,
                 {
                     "finished_at": utc_now(),
