@@ -65,26 +65,16 @@ _USER_ERRORS = (ConceptmemError, StagingError, GraphError, GardenerError)
 def main(argv: list[str] | None = None) -> int:
     """Entry point: maps our errors to one clean message and a non-zero exit code."""
     try:
-        app(args=argv, standalone_mode=False)
+        app(args=argv, prog_name="conceptmem")
     except _USER_ERRORS as exc:
         err_console.print(f"[bold red]Error:[/] {exc.message}", highlight=False)
         if exc.hint:
             err_console.print(f"  [dim]hint:[/] {exc.hint}", highlight=False)
-        return 2 if isinstance(exc, ConceptmemError) and exc.exit_code == 2 else 1
-    except typer.Exit as exc:
-        return exc.exit_code
-    except typer.Abort:
-        err_console.print("Aborted.")
-        return 130
-    except SystemExit as exc:  # click usage errors
-        return int(exc.code or 0)
-    except Exception as exc:  # click.ClickException and friends
-        import click
-
-        if isinstance(exc, click.ClickException):
-            exc.show()
-            return exc.exit_code
-        raise
+        return 1
+    except SystemExit as exc:  # typer/click exit in standalone mode (usage errors: 2)
+        if exc.code is None:
+            return 0
+        return exc.code if isinstance(exc.code, int) else 1
     return 0
 
 
