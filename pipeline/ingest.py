@@ -1,7 +1,218 @@
-"""Ingestion (issue #2): written by the importers work."""
+"""Ingest conversation exports into the store's source database.
+
+For each path: detect the format (or take ``--format``), hash the file (sha256), then stream
+its records through the format's reader and store them **in one transaction per file**.
+
+Error policy (two levels):
+
+* **File-level errors are fatal for that file**: unreadable file, unknown format, invalid or
+  truncated JSON in an array/object export. They raise :class:`~pipeline.errors.InputFileError`
+  (or :class:`~pipeline.errors.ImportFormatError`) naming the file, the record and the reason;
+  the file's transaction is rolled back, so nothing from it is stored. Files before it in the
+  same call stay imported (each had its own transaction); files after it are not read.
+* **Record-level errors are quarantined**: a conversation or JSON line that cannot be converted
+  inside an otherwise readable file is written to the ``quarantine`` table with the file, the
+  record (index/line and id) and the reason, and every other record is stored. A re-import
+  does not duplicate quarantine rows.
+
+Ids are content-addressed (see :mod:`pipeline.importers.base`), so re-importing a file adds no
+rows, and a newer export of the same account adds only its new conversations and messages
+(plus one ``sources`` row for the new file).
+"""
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import IO, Protocol
 
-def ingest_paths(*args: object, **kwargs: object) -> object:  # replaced by issue #2's work
-    raise NotImplementedError
+from ontology import Conversation, Message, Source, stable_id
+from pipeline.errors import InputFileError
+from pipeline.importers import READERS, ImportContext, Parsed, detect, iter_records
+from pipeline.settings import Settings
+from staging import ImportCounts, QuarantinedRecord, SourceStore, transaction
+
+__all__ = ["FileReport", "IngestReport", "ingest_file", "ingest_paths", "sha256_file"]
+
+_BATCH_MESSAGES = 5000
+
+
+@dataclass
+class FileReport:
+    path: str
+    format: str
+    sha256: str
+    source_id: str
+    counts: ImportCounts
+
+
+@dataclass
+class IngestReport:
+    files: list[FileReport] = field(default_factory=list)
+
+    @property
+    def totals(self) -> ImportCounts:
+        total = ImportCounts()
+        for item in self.files:
+            total.add(item.counts)
+        return total
+
+    def summary(self) -> str:
+        t = self.totals
+        lines = [
+            f"Ingested {len(self.files)} file(s): {t.sources} new source(s),"
+            f" {t.conversations} new conversation(s), {t.messages} new message(s)"
+            f" ({t.messages_updated} updated), {len(t.rejected)} record(s) quarantined"
+        ]
+        for item in self.files:
+            c = item.counts
+            lines.append(
+                f"  {item.path} [{item.format}]: +{c.conversations} conversations,"
+                f" +{c.messages} messages, {len(c.rejected)} quarantined"
+            )
+            lines.extend(f"    quarantined {r.record}: {r.reason}" for r in c.rejected[:10])
+        return "\n".join(lines)
+
+
+class _Progress(Protocol):
+    def __call__(self, done: int) -> None: ...
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def _check_paths(paths: Sequence[Path]) -> None:
+    for path in paths:
+        if not path.exists():
+            raise InputFileError(str(path), "file", "does not exist", "check the path")
+        if not path.is_file():
+            raise InputFileError(str(path), "file", "is not a file", "pass export files")
+
+
+class _Batch:
+    """Conversations waiting for one executemany round."""
+
+    def __init__(self, store: SourceStore, counts: ImportCounts) -> None:
+        self.store, self.counts = store, counts
+        self.items: list[tuple[Conversation, Sequence[Message]]] = []
+        self.size = 0
+
+    def add(self, parsed: Parsed) -> None:
+        self.items.append((parsed.conversation, parsed.messages))
+        self.size += len(parsed.messages) + 1
+        if self.size >= _BATCH_MESSAGES:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.items:
+            self.counts.add(self.store.add_conversations(self.items))
+            self.items, self.size = [], 0
+
+
+def _store_records(
+    store: SourceStore, source: Source, ctx: ImportContext, f: IO[bytes],
+    container: str, on_progress: _Progress,
+) -> ImportCounts:
+    counts = ImportCounts(sources=int(store.add_source(source)))
+    batch = _Batch(store, counts)
+    records = iter_records(Path(source.path), f, container)  # type: ignore[arg-type]
+    for item in READERS[source.format](records, ctx):
+        if isinstance(item, QuarantinedRecord):
+            counts.quarantined += int(store.add_quarantine(source, item))
+            counts.rejected.append(item)
+        else:
+            batch.add(item)
+        on_progress(f.tell())
+    batch.flush()
+    return counts
+
+
+def ingest_file(
+    store: SourceStore, path: Path, settings: Settings, format_name: str | None = None,
+    on_progress: _Progress = lambda done: None,
+) -> FileReport:
+    """Import one file in one transaction (see the module docstring for the error policy)."""
+    detected = detect(path, format_name)
+    sha = sha256_file(path)
+    source = Source(
+        id=stable_id("src", sha, settings.user_scope), path=str(path.resolve()), sha256=sha,
+        format=detected.format,  # type: ignore[arg-type]
+        imported_at=datetime.now(UTC), user_scope=settings.user_scope,
+        assistant_scope=settings.assistant_scope,
+    )
+    ctx = ImportContext(source.id, settings.user_scope, settings.assistant_scope,
+                        family=detected.format)
+    try:
+        with path.open("rb") as f, transaction(store.db):
+            counts = _store_records(store, source, ctx, f, detected.container, on_progress)
+    except OSError as exc:
+        raise InputFileError(str(path), "file", f"cannot read ({exc})") from exc
+    return FileReport(str(path), detected.format, sha, source.id, counts)
+
+
+@contextmanager
+def _progress_bar(enabled: bool, total: int) -> Iterator[_Tracker]:
+    if not enabled:
+        yield _Tracker(None, None)
+        return
+    from rich.progress import (
+        BarColumn,
+        DownloadColumn,
+        Progress,
+        TextColumn,
+        TimeRemainingColumn,
+    )
+
+    columns = (TextColumn("[bold]ingest"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
+    with Progress(*columns, transient=True) as progress:
+        task = progress.add_task("ingest", total=total)
+        yield _Tracker(progress, task)
+
+
+class _Tracker:
+    """Byte progress over all files; ``for_file`` gives the per-file callback."""
+
+    def __init__(self, progress: object, task: object) -> None:
+        self.progress, self.task, self.offset = progress, task, 0
+
+    def for_file(self) -> _Progress:
+        def update(done: int) -> None:
+            if self.progress is not None:
+                self.progress.update(self.task, completed=self.offset + done)  # type: ignore[attr-defined]
+
+        return update
+
+
+def ingest_paths(
+    settings: Settings, paths: Sequence[Path | str], format_name: str | None = None,
+    progress: bool = False,
+) -> IngestReport:
+    """Import every path into ``settings.source_db``; one transaction per file."""
+    files = [Path(p) for p in paths]
+    _check_paths(files)
+    report = IngestReport()
+    store = SourceStore.open(settings.source_db)
+    try:
+        with _progress_bar(progress, sum(p.stat().st_size for p in files)) as tracker:
+            for path in files:
+                try:
+                    report.files.append(
+                        ingest_file(store, path, settings, format_name, tracker.for_file())
+                    )
+                except InputFileError as exc:
+                    if report.files and exc.hint is not None:
+                        exc.hint += f" ({len(report.files)} earlier file(s) were imported)"
+                    raise
+                tracker.offset += path.stat().st_size
+    finally:
+        store.close()
+    return report

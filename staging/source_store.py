@@ -81,54 +81,45 @@ class SourceStore:
     def add_conversation(
         self, conversation: Conversation, messages: Sequence[Message]
     ) -> ImportCounts:
-        """Insert what is new; refresh the mutable fields (title, current-branch flag)."""
+        """Insert what is new; refresh the mutable fields (title, position, current branch)."""
+        return self.add_conversations([(conversation, messages)])
+
+    def add_conversations(
+        self, batch: Sequence[tuple[Conversation, Sequence[Message]]]
+    ) -> ImportCounts:
+        """Batched :meth:`add_conversation`: a few ``executemany`` calls for many rows.
+
+        Stored rows are immutable except the mutable fields a newer export may change:
+        conversation title/updated_at and message position/on_current_branch.
+        """
         conn = self.db.conn
         counts = ImportCounts()
-        cursor = conn.execute(
+        cursor = conn.executemany(
             "INSERT OR IGNORE INTO conversations (id, source_id, external_id, title, created_at,"
             " updated_at, user_scope, assistant_scope, metadata) VALUES (?,?,?,?,?,?,?,?,?)",
-            [conversation.id, conversation.source_id, conversation.external_id,
-             conversation.title, _iso(conversation.created_at), _iso(conversation.updated_at),
-             conversation.user_scope, conversation.assistant_scope,
-             json.dumps(conversation.metadata, ensure_ascii=False, sort_keys=True)],
+            [_conversation_row(c) for c, _ in batch],
         )
-        if cursor.rowcount:
-            counts.conversations = 1
-        else:
-            conn.execute(
-                "UPDATE conversations SET title = ?, updated_at = ? WHERE id = ?"
-                " AND (title IS NOT ? OR updated_at IS NOT ?)",
-                [conversation.title, _iso(conversation.updated_at), conversation.id,
-                 conversation.title, _iso(conversation.updated_at)],
-            )
-        known = self._existing_message_ids([m.id for m in messages])
-        new_messages = [m for m in messages if m.id not in known]
+        counts.conversations = max(cursor.rowcount, 0)
         conn.executemany(
-            "INSERT INTO messages (id, conversation_id, parent_id, external_id, role,"
+            "UPDATE conversations SET title = ?1, updated_at = ?2 WHERE id = ?3"
+            " AND (title IS NOT ?1 OR updated_at IS NOT ?2)",
+            [(c.title, _iso(c.updated_at), c.id) for c, _ in batch],
+        )
+        messages = [m for _, ms in batch for m in ms]
+        cursor = conn.executemany(
+            "UPDATE messages SET on_current_branch = ?1, position = ?2 WHERE id = ?3"
+            " AND (on_current_branch != ?1 OR position != ?2)",
+            [(int(m.on_current_branch), m.position, m.id) for m in messages],
+        )
+        counts.messages_updated = max(cursor.rowcount, 0)
+        cursor = conn.executemany(
+            "INSERT OR IGNORE INTO messages (id, conversation_id, parent_id, external_id, role,"
             " author, text, parts, created_at, position, on_current_branch, user_scope,"
             " assistant_scope, source_id, metadata) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            [_message_row(m) for m in new_messages],
+            [_message_row(m) for m in messages],
         )
-        counts.messages = len(new_messages)
-        for m in messages:
-            if m.id in known:
-                cursor = conn.execute(
-                    "UPDATE messages SET on_current_branch = ? WHERE id = ?"
-                    " AND on_current_branch != ?",
-                    [int(m.on_current_branch), m.id, int(m.on_current_branch)],
-                )
-                counts.messages_updated += cursor.rowcount
+        counts.messages = max(cursor.rowcount, 0)
         return counts
-
-    def _existing_message_ids(self, ids: list[str]) -> set[str]:
-        found: set[str] = set()
-        for start in range(0, len(ids), 500):
-            chunk = ids[start : start + 500]
-            rows = self.db.conn.execute(
-                f"SELECT id FROM messages WHERE id IN ({','.join('?' * len(chunk))})", chunk
-            )
-            found.update(row[0] for row in rows)
-        return found
 
     def add_quarantine(self, source: Source, record: QuarantinedRecord) -> bool:
         from ontology import stable_id
@@ -194,12 +185,23 @@ class SourceStore:
         return [_message(row) for row in rows]
 
 
+def _conversation_row(c: Conversation) -> tuple[Any, ...]:
+    return (
+        c.id, c.source_id, c.external_id, c.title, _iso(c.created_at), _iso(c.updated_at),
+        c.user_scope, c.assistant_scope, json.dumps(c.metadata, ensure_ascii=False, sort_keys=True),
+    )
+
+
 def _message_row(m: Message) -> tuple[Any, ...]:
-    parts = json.dumps([p.model_dump() for p in m.parts], ensure_ascii=False)
+    parts = json.dumps(
+        [{"kind": p.kind, "text": p.text, "data": p.data} for p in m.parts],
+        ensure_ascii=False, default=str,
+    ) if m.parts else "[]"
     return (
         m.id, m.conversation_id, m.parent_id, m.external_id, m.role, m.author, m.text, parts,
         _iso(m.created_at), m.position, int(m.on_current_branch), m.user_scope,
-        m.assistant_scope, m.source_id, json.dumps(m.metadata, ensure_ascii=False, sort_keys=True),
+        m.assistant_scope, m.source_id,
+        json.dumps(m.metadata, ensure_ascii=False, sort_keys=True, default=str),
     )
 
 
