@@ -1,0 +1,170 @@
+"""The embedded default: LadybugDB (the maintained fork of Kùzu), in-process, one file.
+
+Facts this module relies on (measured): ``COPY`` is the fastest bulk load, so rebuilds write
+one CSV per table and copy it; ``UNWIND $rows AS r MATCH (a:X {id: r.a}) MATCH (b:Y {id: r.b})
+MERGE (a)-[e:T]->(b)`` is the fast incremental form (never the comma-joined ``MATCH (a), (b)``);
+the maps of one UNWIND list need identical keys and values are CAST to the declared types
+(a column of nulls is otherwise typed STRING). The fts/vector extensions download at run time,
+so they are not used.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from graph.cypher_base import CypherGraph, spec_for
+from graph.errors import GraphError, GraphUnavailable
+from graph.model import SCHEMA, EdgeSpec, NodeSpec, Row
+
+__all__ = ["LadybugGraph"]
+
+BATCH = 5000
+
+
+def _columns(spec: NodeSpec | EdgeSpec) -> str:
+    return ", ".join(f"`{name}` {kind}" for name, kind in spec.properties)
+
+
+def _set_clause(var: str, spec: NodeSpec | EdgeSpec) -> str:
+    return ", ".join(
+        f"{var}.`{name}` = CAST(r.`{name}` AS {kind})" for name, kind in spec.properties
+        if name != "id"
+    )
+
+
+def _csv_value(value: Any) -> str:
+    """One CSV field as LadybugDB reads it: unquoted empty is NULL, quoted text is a string."""
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    return '"' + str(value).replace('"', '""') + '"'
+
+
+class LadybugGraph(CypherGraph):
+    backend = "embedded"
+
+    def __init__(self, path: Path | str) -> None:
+        try:
+            import ladybug
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise GraphUnavailable(
+                "the embedded graph engine (ladybug) is not installed",
+                "pip install 'conceptmem[graph]'",
+            ) from exc
+        self.path = Path(path)
+        self.target = str(self.path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = ladybug.Database(str(self.path))
+            self._conn = ladybug.Connection(self._db)
+        except RuntimeError as exc:
+            raise GraphUnavailable(
+                f"{self.path}: cannot open the embedded graph: {exc}",
+                "close other processes using it, or delete the file and run "
+                "`conceptmem sync --rebuild`",
+            ) from exc
+
+    # -- plumbing ---------------------------------------------------------------------------
+    def _execute(self, query: str, params: Mapping[str, Any] | None = None) -> Any:
+        try:
+            return self._conn.execute(query, dict(params) if params else None)
+        except RuntimeError as exc:
+            raise GraphError(
+                f"embedded graph query failed: {exc}",
+                "check the query; values must be passed as parameters",
+            ) from exc
+
+    def _read(self, query: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+        result = self._execute(query, params)
+        if isinstance(result, list):
+            result = result[-1]
+        names = result.get_column_names()
+        return [dict(zip(names, values, strict=True)) for values in result.get_all()]
+
+    def run_cypher(self, query: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+        return self._read(query, params)
+
+    def close(self) -> None:
+        self._conn.close()
+        self._db.close()
+
+    # -- schema -----------------------------------------------------------------------------
+    def ensure_schema(self) -> None:
+        for node in SCHEMA.nodes.values():
+            self._execute(
+                f"CREATE NODE TABLE IF NOT EXISTS {node.label}({_columns(node)}, PRIMARY KEY(id))"
+            )
+        for edge in SCHEMA.edges.values():
+            self._execute(
+                f"CREATE REL TABLE IF NOT EXISTS {edge.type}"
+                f"(FROM {edge.src_label} TO {edge.dst_label}, {_columns(edge)})"
+            )
+
+    def delete_all(self) -> None:
+        """Drop and re-declare every table: the fastest way to empty, and picks up new columns."""
+        for name in (*SCHEMA.edges, *SCHEMA.nodes):
+            self._execute(f"DROP TABLE IF EXISTS {name}")
+        self.ensure_schema()
+
+    # -- writes -----------------------------------------------------------------------------
+    def upsert_nodes(self, label: str, rows: Sequence[Row]) -> int:
+        spec = spec_for(label)
+        query = (f"UNWIND $rows AS r MERGE (x:{label} {{id: r.id}}) SET {_set_clause('x', spec)}")
+        for start in range(0, len(rows), BATCH):
+            self._execute(query, {"rows": list(rows[start : start + BATCH])})
+        return len(rows)
+
+    def upsert_edges(self, edge_type: str, rows: Sequence[Row]) -> int:
+        spec = spec_for(edge_type)
+        assert isinstance(spec, EdgeSpec)
+        query = (
+            f"UNWIND $rows AS r MATCH (a:{spec.src_label} {{id: r.src}}) "
+            f"MATCH (b:{spec.dst_label} {{id: r.dst}}) "
+            f"MERGE (a)-[x:{edge_type} {{id: r.id}}]->(b) SET {_set_clause('x', spec)}"
+        )
+        for start in range(0, len(rows), BATCH):
+            self._execute(query, {"rows": list(rows[start : start + BATCH])})
+        return len(rows)
+
+    def delete_nodes(self, label: str, ids: Sequence[str]) -> int:
+        spec_for(label)
+        for start in range(0, len(ids), BATCH):
+            chunk = list(ids[start : start + BATCH])
+            self._execute(f"MATCH (x:{label}) WHERE x.id IN $ids DETACH DELETE x", {"ids": chunk})
+        return len(ids)
+
+    def delete_edges(self, edge_type: str, ids: Sequence[str]) -> int:
+        spec = spec_for(edge_type)
+        assert isinstance(spec, EdgeSpec)
+        query = (f"MATCH (:{spec.src_label})-[x:{edge_type}]->(:{spec.dst_label}) "
+                 "WHERE x.id IN $ids DELETE x")
+        for start in range(0, len(ids), BATCH):
+            self._execute(query, {"ids": list(ids[start : start + BATCH])})
+        return len(ids)
+
+    def bulk_load(
+        self, nodes: Mapping[str, Sequence[Row]], edges: Mapping[str, Sequence[Row]]
+    ) -> None:
+        """COPY each table from a temporary CSV (nodes first, then edges)."""
+        with tempfile.TemporaryDirectory(prefix="conceptmem-copy-") as tmp:
+            for kind, rows in (*nodes.items(), *edges.items()):
+                if not rows:
+                    continue
+                spec = spec_for(kind)
+                names = list(spec.names)
+                if isinstance(spec, EdgeSpec):
+                    names = ["src", "dst", *names]
+                csv_path = Path(tmp) / f"{kind}.csv"
+                with csv_path.open("w", encoding="utf-8", newline="") as out:
+                    for row in rows:
+                        out.write(",".join(_csv_value(row[name]) for name in names))
+                        out.write("\n")
+                # COPY takes no parameter for its file: the path is ours (a temp dir), not input.
+                literal = str(csv_path).replace("\\", "/").replace("'", "")
+                self._execute(f"COPY {kind} FROM '{literal}' (HEADER=false, PARALLEL=false)")

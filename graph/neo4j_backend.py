@@ -1,0 +1,146 @@
+"""Neo4j over Bolt with the official driver.
+
+Uniqueness constraints (nodes) and indexes (edge ids) are created first; writes go in UNWIND
+batches inside managed transactions (``session.execute_write``), so transient errors retry.
+Only nodes with this schema's labels are ever deleted.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from graph.cypher_base import CypherGraph, spec_for
+from graph.errors import GraphError, GraphUnavailable
+from graph.model import SCHEMA, EdgeSpec, Row
+
+__all__ = ["Neo4jGraph"]
+
+BATCH = 10_000
+_INSTALL = "pip install 'conceptmem[graph]'"
+
+
+def _edge_rows(rows: Sequence[Row]) -> list[Row]:
+    """Edges travel as {id, src, dst, props}: the properties set in one ``SET e += r.props``."""
+    return [
+        {"id": r["id"], "src": r["src"], "dst": r["dst"],
+         "props": {k: v for k, v in r.items() if k not in ("src", "dst")}}
+        for r in rows
+    ]
+
+
+class Neo4jGraph(CypherGraph):
+    backend = "neo4j"
+
+    def __init__(self, uri: str, user: str, password: str | None, database: str) -> None:
+        try:
+            import neo4j
+            from neo4j import exceptions as neo4j_errors
+        except ImportError as exc:  # pragma: no cover - depends on the environment
+            raise GraphUnavailable("the neo4j driver is not installed", _INSTALL) from exc
+        self.database = database
+        self.target = f"{uri} (database {database})"
+        auth = (user, password) if password else None
+        self._driver = neo4j.GraphDatabase.driver(uri, auth=auth)
+        try:
+            self._driver.verify_connectivity()
+        except (neo4j_errors.Neo4jError, neo4j_errors.DriverError, OSError) as exc:
+            self._driver.close()
+            raise GraphUnavailable(
+                f"cannot reach Neo4j at {uri}: {exc}",
+                "start it (bash .ci/neo4j.sh start) or set NEO4J_URI / NEO4J_USER / "
+                "NEO4J_PASSWORD, or use --backend embedded",
+            ) from exc
+        self._errors = neo4j_errors
+
+    # -- plumbing ---------------------------------------------------------------------------
+    def _read(self, query: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+        try:
+            records, _, _ = self._driver.execute_query(
+                query, dict(params or {}), database_=self.database
+            )
+        except self._errors.Neo4jError as exc:
+            raise GraphError(
+                f"Neo4j query failed: {exc.message}",
+                "check the query; values must be passed as parameters",
+            ) from exc
+        return [record.data() for record in records]
+
+    def _write(self, query: str, rows: Sequence[Any], key: str = "rows") -> None:
+        def work(tx: Any, batch: list[Any]) -> None:
+            tx.run(query, {key: batch}).consume()
+
+        with self._driver.session(database=self.database) as session:
+            for start in range(0, len(rows), BATCH):
+                session.execute_write(work, list(rows[start : start + BATCH]))
+
+    def _auto(self, query: str) -> None:
+        with self._driver.session(database=self.database) as session:
+            session.run(query).consume()
+
+    def run_cypher(self, query: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+        return self._read(query, params)
+
+    def close(self) -> None:
+        self._driver.close()
+
+    # -- schema -----------------------------------------------------------------------------
+    def ensure_schema(self) -> None:
+        for label in SCHEMA.nodes:
+            self._auto(
+                f"CREATE CONSTRAINT conceptmem_{label.lower()}_id IF NOT EXISTS "
+                f"FOR (x:{label}) REQUIRE x.id IS UNIQUE"
+            )
+        for edge_type in SCHEMA.edges:
+            self._auto(
+                f"CREATE INDEX conceptmem_{edge_type.lower()}_id IF NOT EXISTS "
+                f"FOR ()-[x:{edge_type}]-() ON (x.id)"
+            )
+        self._auto("CALL db.awaitIndexes(300)")
+
+    def delete_all(self) -> None:
+        labels = " OR ".join(f"x:{label}" for label in SCHEMA.nodes)
+        self._auto(
+            f"MATCH (x) WHERE {labels} "
+            "CALL { WITH x DETACH DELETE x } IN TRANSACTIONS OF 10000 ROWS"
+        )
+
+    # -- writes -----------------------------------------------------------------------------
+    def upsert_nodes(self, label: str, rows: Sequence[Row]) -> int:
+        spec_for(label)
+        self._write(f"UNWIND $rows AS r MERGE (x:{label} {{id: r.id}}) SET x += r", rows)
+        return len(rows)
+
+    def _edge_query(self, edge_type: str, verb: str) -> str:
+        spec = spec_for(edge_type)
+        assert isinstance(spec, EdgeSpec)
+        body = "{id: r.id}" if verb == "MERGE" else ""
+        return (
+            f"UNWIND $rows AS r MATCH (a:{spec.src_label} {{id: r.src}}) "
+            f"MATCH (b:{spec.dst_label} {{id: r.dst}}) "
+            f"{verb} (a)-[x:{edge_type} {body}]->(b) SET x += r.props"
+        )
+
+    def upsert_edges(self, edge_type: str, rows: Sequence[Row]) -> int:
+        self._write(self._edge_query(edge_type, "MERGE"), _edge_rows(rows))
+        return len(rows)
+
+    def delete_nodes(self, label: str, ids: Sequence[str]) -> int:
+        spec_for(label)
+        self._write(f"UNWIND $ids AS i MATCH (x:{label} {{id: i}}) DETACH DELETE x", ids, "ids")
+        return len(ids)
+
+    def delete_edges(self, edge_type: str, ids: Sequence[str]) -> int:
+        spec_for(edge_type)
+        self._write(f"MATCH ()-[x:{edge_type}]->() WHERE x.id IN $ids DELETE x", ids, "ids")
+        return len(ids)
+
+    def bulk_load(
+        self, nodes: Mapping[str, Sequence[Row]], edges: Mapping[str, Sequence[Row]]
+    ) -> None:
+        """CREATE instead of MERGE: the graph is empty, so nothing needs matching."""
+        for label, rows in nodes.items():
+            spec_for(label)
+            self._write(f"UNWIND $rows AS r CREATE (x:{label}) SET x = r", rows)
+        for edge_type, rows in edges.items():
+            self._write(self._edge_query(edge_type, "CREATE"), _edge_rows(rows))

@@ -1,0 +1,81 @@
+"""The one protocol every graph backend implements, in model terms (no Cypher in signatures).
+
+``kind`` below is a node label or an edge type of ``graph.model.SCHEMA``. Rows carry every
+property of their spec (edges also ``src`` and ``dst``, the ids of their end nodes).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from graph.model import AsOfState, ConceptHistory, ConceptRef, EvidenceRow, Row, WindowMessage
+
+__all__ = ["GraphExport", "GraphStore"]
+
+GraphExport = dict[str, list[Row]]
+"""Every label and edge type mapped to all its rows sorted by id (edges with src and dst)."""
+
+
+@runtime_checkable
+class GraphStore(Protocol):
+    backend: str
+    """``embedded`` or ``neo4j``."""
+
+    target: str
+    """Where the graph lives: a file path or a Bolt URI with database name."""
+
+    def ensure_schema(self) -> None:
+        """Declare node tables/constraints and edge tables/indexes (idempotent)."""
+
+    def upsert_nodes(self, label: str, rows: Sequence[Row]) -> int:
+        """Insert or update nodes by id; returns the number of rows sent."""
+
+    def upsert_edges(self, edge_type: str, rows: Sequence[Row]) -> int:
+        """Insert or update edges by id between existing nodes; returns rows sent."""
+
+    def bulk_load(
+        self, nodes: Mapping[str, Sequence[Row]], edges: Mapping[str, Sequence[Row]]
+    ) -> None:
+        """Load an EMPTY graph as fast as the engine allows (rebuilds)."""
+
+    def delete_nodes(self, label: str, ids: Sequence[str]) -> int:
+        """Remove nodes (and their edges) by id; returns ids sent."""
+
+    def delete_edges(self, edge_type: str, ids: Sequence[str]) -> int:
+        """Remove edges by id; returns ids sent."""
+
+    def delete_all(self) -> None:
+        """Remove every node and edge; the schema stays."""
+
+    def counts(self) -> dict[str, int]:
+        """Number of nodes per label and edges per type, every kind present (0 if none)."""
+
+    def ids(self, kind: str) -> set[str]:
+        """Ids of the nodes of a label or the edges of a type."""
+
+    def hashes(self, kind: str) -> dict[str, str]:
+        """``id -> row_hash`` for a label or edge type."""
+
+    def export(self) -> GraphExport:
+        """A full deterministic dump, for rebuild-equality checks."""
+
+    def evidence_for_concept(self, concept_id: str) -> list[EvidenceRow]:
+        """Spans supporting a concept, by message time then message id then offset."""
+
+    def concepts_for_message(self, message_id: str) -> list[ConceptRef]:
+        """Concepts a message supports, by concept id."""
+
+    def window(self, message_id: str, n: int) -> list[WindowMessage]:
+        """The message and up to ``n`` messages before and after it along NEXT."""
+
+    def concept_history(self, concept_id: str) -> ConceptHistory | None:
+        """Revisions plus merges and splits in and out; None if the concept is unknown."""
+
+    def as_of(self, at: str) -> AsOfState:
+        """Concepts created by ``at`` and relations valid and believed at ``at``."""
+
+    def run_cypher(self, query: str, params: Mapping[str, Any] | None = None) -> list[Row]:
+        """A read/write passthrough; user input goes in ``params`` only."""
+
+    def close(self) -> None: ...
