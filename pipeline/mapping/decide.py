@@ -1,0 +1,149 @@
+"""Pure decision rules of the semantic mapper: which candidate, and what changes.
+
+A candidate matches a mention when their types are compatible and one signal clears its
+threshold: an exact alias hit on the normalised name, a fuzzy score (rapidfuzz
+token_sort_ratio, 0-100), or an embedding cosine (same type only: names that merely sound alike
+in embedding space are a weaker signal). Ties break on the signal order, then on concept id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ontology import RawMention, normalize_name
+from pipeline.mapping.index import Candidate
+from staging.concept_repo import ConceptRow
+
+__all__ = [
+    "COMPATIBLE_TYPES",
+    "Decision",
+    "Refinement",
+    "Thresholds",
+    "choose",
+    "refinement_for",
+    "scores_of",
+    "type_compat",
+]
+
+COMPATIBLE_TYPES: frozenset[frozenset[str]] = frozenset(
+    {
+        frozenset({"goal", "project"}),
+        frozenset({"project", "entity"}),
+        frozenset({"belief", "tension"}),
+        frozenset({"behavioral_pattern", "tension"}),
+    }
+)
+
+
+def type_compat(left: str, right: str) -> float:
+    """1.0 same type, 0.5 compatible pair (goal~project...), 0.0 incompatible (entity~event)."""
+    if left == right:
+        return 1.0
+    return 0.5 if frozenset({left, right}) in COMPATIBLE_TYPES else 0.0
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    fuzzy: float = 92.0
+    cosine: float = 0.90
+    description_gain: float = 1.5
+    confidence_gain: float = 0.05
+
+
+@dataclass(frozen=True)
+class Refinement:
+    """What a mention improves on a concept; empty means a plain attach."""
+
+    alias: str | None = None
+    description: str | None = None
+    confidence: float | None = None
+
+    def __bool__(self) -> bool:
+        return any(value is not None for value in (self.alias, self.description, self.confidence))
+
+    def summary(self) -> str:
+        parts = [name for name in ("alias", "description", "confidence") if getattr(self, name)]
+        return "improves " + "+".join(parts)
+
+
+@dataclass(frozen=True)
+class Decision:
+    """create | attach | refine | reject, the concept it concerns, why, and the scores."""
+
+    action: str
+    concept_id: str | None
+    reason: str
+    scores: dict[str, Any]
+    refinement: Refinement | None = None
+
+
+def _via(candidate: Candidate, compat: float, limits: Thresholds) -> str | None:
+    if compat <= 0.0:
+        return None
+    if candidate.alias_hit:
+        return "alias"
+    if candidate.fuzzy >= limits.fuzzy:
+        return "fuzzy"
+    if compat >= 1.0 and candidate.cosine >= limits.cosine:
+        return "embedding"
+    return None
+
+
+_VIA_RANK = {"alias": 3, "fuzzy": 2, "embedding": 1}
+
+
+def choose(
+    candidates: list[Candidate], mention_type: str, types: dict[str, str], limits: Thresholds
+) -> tuple[Candidate | None, str | None, Candidate | None]:
+    """(matched candidate, via, best candidate overall) — the last one is kept for the record."""
+
+    def key(candidate: Candidate) -> tuple[Any, ...]:
+        compat = type_compat(mention_type, types[candidate.concept_id])
+        via = _via(candidate, compat, limits)
+        rank = _VIA_RANK.get(via or "", 0)
+        return (rank, compat, candidate.alias_hit, candidate.fuzzy, candidate.cosine,
+                _reverse(candidate.concept_id))
+
+    if not candidates:
+        return None, None, None
+    best = max(candidates, key=key)
+    via = _via(best, type_compat(mention_type, types[best.concept_id]), limits)
+    return (best if via else None), via, best
+
+
+def _reverse(text: str) -> tuple[int, ...]:
+    """Sort key that prefers the smaller id under ``max``."""
+    return tuple(-ord(char) for char in text)
+
+
+def scores_of(
+    candidate: Candidate | None, mention_type: str, types: dict[str, str]
+) -> dict[str, Any]:
+    if candidate is None:
+        return {"alias_hit": False, "fuzzy": 0.0, "cosine": 0.0, "type_compat": None,
+                "candidate": None}
+    return {
+        "alias_hit": candidate.alias_hit,
+        "fuzzy": candidate.fuzzy,
+        "cosine": candidate.cosine,
+        "type_compat": type_compat(mention_type, types[candidate.concept_id]),
+        "candidate": candidate.concept_id,
+    }
+
+
+def refinement_for(row: ConceptRow, mention: RawMention, limits: Thresholds) -> Refinement:
+    """New alias (a name not yet known), a clearly fuller description, a higher confidence."""
+    known = {normalize_name(row.title), *(normalize_name(alias) for alias in row.aliases)}
+    title = mention.title.strip()
+    alias = title if normalize_name(title) not in known and normalize_name(title) else None
+    description = mention.description.strip()
+    fuller = bool(description) and (
+        not row.description.strip()
+        or len(description) >= limits.description_gain * len(row.description.strip())
+    )
+    confidence = (
+        mention.confidence if mention.confidence >= row.confidence + limits.confidence_gain
+        else None
+    )
+    return Refinement(alias, description if fuller else None, confidence)

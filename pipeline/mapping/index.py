@@ -1,0 +1,115 @@
+"""Candidate search over existing concepts: alias dict, rapidfuzz over names, numpy cosine.
+
+Every concept contributes one "name row" per distinct normalised name (title and aliases). The
+alias dict answers exact hits in O(1); rapidfuzz's C loop scores a name against all rows; one
+matrix-vector product gives the cosine against all rows. No Python loop over concept pairs.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import numpy.typing as npt
+from rapidfuzz import fuzz, process
+
+from ontology import Embedder, normalize_name
+from staging.concept_repo import ConceptRow
+
+__all__ = ["Candidate", "ConceptIndex"]
+
+FloatMatrix = npt.NDArray[np.float32]
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An existing concept and how the mention's name scores against it."""
+
+    concept_id: str
+    alias_hit: bool
+    fuzzy: float
+    cosine: float
+
+
+class ConceptIndex:
+    """Existing concepts by name, kept in step with the mapper's writes."""
+
+    def __init__(self, embedder: Embedder, top_k: int = 5) -> None:
+        self.embedder = embedder
+        self.top_k = top_k
+        self.concepts: dict[str, ConceptRow] = {}
+        self.alias: dict[str, list[str]] = {}
+        self.names: list[str] = []
+        self.owners: list[str] = []
+        self.rows_of: dict[str, list[int]] = {}
+        self._pairs: set[tuple[str, str]] = set()
+        self._vectors: FloatMatrix = np.zeros((64, embedder.dim), dtype=np.float32)
+
+    @classmethod
+    def build(cls, embedder: Embedder, rows: list[ConceptRow]) -> ConceptIndex:
+        index = cls(embedder)
+        for row in rows:
+            index.concepts[row.id] = row
+        pending = [(row.id, name) for row in rows for name in _names(row)]
+        index._add_names(pending)
+        return index
+
+    def add(self, row: ConceptRow) -> None:
+        """A new concept, or new aliases of a known one."""
+        self.concepts[row.id] = row
+        self._add_names([(row.id, name) for name in _names(row)])
+
+    def embed_names(self, names: list[str]) -> FloatMatrix:
+        if not names:
+            return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        return np.asarray(self.embedder.embed(names), dtype=np.float32)
+
+    def _add_names(self, pairs: list[tuple[str, str]]) -> None:
+        fresh = [pair for pair in dict.fromkeys(pairs) if pair not in self._pairs]
+        if not fresh:
+            return
+        vectors = self.embed_names([name for _, name in fresh])
+        needed = len(self.names) + len(fresh)
+        if needed > len(self._vectors):
+            grown = np.zeros((max(needed, 2 * len(self._vectors)), self.embedder.dim),
+                             dtype=np.float32)
+            grown[: len(self.names)] = self._vectors[: len(self.names)]
+            self._vectors = grown
+        for (owner, name), vector in zip(fresh, vectors, strict=True):
+            row_index = len(self.names)
+            self._vectors[row_index] = vector
+            self.names.append(name)
+            self.owners.append(owner)
+            self._pairs.add((owner, name))
+            self.rows_of.setdefault(owner, []).append(row_index)
+            owners = self.alias.setdefault(name, [])
+            if owner not in owners:
+                owners.append(owner)
+
+    def candidates(self, name: str, vector: FloatMatrix) -> list[Candidate]:
+        """Concepts hit by alias, or among the top-k by fuzzy score or by cosine."""
+        count = len(self.names)
+        if count == 0:
+            return []
+        ids: dict[str, None] = dict.fromkeys(self.alias.get(name, []))
+        for _, _, position in process.extract(
+            name, self.names, scorer=fuzz.token_sort_ratio, limit=self.top_k
+        ):
+            ids.setdefault(self.owners[position])
+        cosines = self._vectors[:count] @ vector
+        top = min(self.top_k, count)
+        for position in np.argpartition(-cosines, top - 1)[:top]:
+            ids.setdefault(self.owners[int(position)])
+        return [self._score(cid, name, cosines) for cid in ids]
+
+    def _score(self, concept_id: str, name: str, cosines: FloatMatrix) -> Candidate:
+        positions = self.rows_of[concept_id]
+        fuzzy = max(fuzz.token_sort_ratio(name, self.names[p]) for p in positions)
+        cosine = max(float(cosines[p]) for p in positions)
+        alias_hit = concept_id in self.alias.get(name, [])
+        return Candidate(concept_id, alias_hit, round(fuzzy, 2), round(cosine, 4))
+
+
+def _names(row: ConceptRow) -> list[str]:
+    names = [normalize_name(row.title), *(normalize_name(alias) for alias in row.aliases)]
+    return [name for name in dict.fromkeys(names) if name]

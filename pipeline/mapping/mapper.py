@@ -1,0 +1,256 @@
+"""The semantic mapper: verified mentions to concepts, deterministically.
+
+For each mention of one extraction, in order: decide (pure rules in ``decide``) then apply the
+decision through ``ConceptRepo`` (concept row, evidence, revision snapshot, decision row), then
+resolve the extraction's relations by title. The caller wraps one extraction in one transaction.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+
+from ontology import Embedder, RawMention, normalize_name, stable_id
+from pipeline.evidence import Verification
+from pipeline.mapping.decide import (
+    Decision,
+    Thresholds,
+    choose,
+    refinement_for,
+    scores_of,
+)
+from pipeline.mapping.index import ConceptIndex, FloatMatrix
+from pipeline.settings import Settings
+from staging.concept_repo import (
+    ConceptRepo,
+    ConceptRow,
+    DecisionRow,
+    EvidenceRow,
+    RelationRow,
+    evidence_id,
+)
+from staging.staging_store import Provenance
+
+__all__ = ["MappingInput", "MappingTally", "SemanticMapper"]
+
+
+@dataclass(frozen=True)
+class MappingInput:
+    """One mention after evidence verification, with what the mapper needs of its message."""
+
+    mention_id: str
+    mention: RawMention
+    verification: Verification
+    source_id: str | None
+    message_time: datetime | None
+
+
+@dataclass
+class MappingTally:
+    actions: Counter[str] = field(default_factory=Counter)
+    reject_reasons: Counter[str] = field(default_factory=Counter)
+    evidence: int = 0
+    relations: int = 0
+
+    def add(self, other: MappingTally) -> None:
+        self.actions.update(other.actions)
+        self.reject_reasons.update(other.reject_reasons)
+        self.evidence += other.evidence
+        self.relations += other.relations
+
+
+class SemanticMapper:
+    """Holds the candidate index of live concepts and keeps it in step with its own writes."""
+
+    def __init__(self, repo: ConceptRepo, embedder: Embedder, settings: Settings) -> None:
+        self.repo = repo
+        self.settings = settings
+        self.limits = Thresholds(
+            fuzzy=settings.mapper_fuzzy_threshold, cosine=settings.mapper_embedding_threshold
+        )
+        self.index = ConceptIndex.build(embedder, repo.rows())
+
+    def map_extraction(self, inputs: list[MappingInput], prov: Provenance) -> MappingTally:
+        tally = MappingTally()
+        vectors = self.index.embed_names([normalize_name(i.mention.title) for i in inputs])
+        chosen: dict[str, tuple[str, MappingInput]] = {}
+        for item, vector in zip(inputs, vectors, strict=True):
+            decision = self.decide(item, vector)
+            self.apply(decision, item, prov, tally)
+            if decision.concept_id in self.index.concepts and item.verification.verified:
+                chosen.setdefault(normalize_name(item.mention.title), (decision.concept_id, item))
+        for concept_id, item in chosen.values():
+            tally.relations += self._relate(concept_id, item, chosen, prov)
+        return tally
+
+    # -- deciding ------------------------------------------------------------------------------
+    def decide(self, item: MappingInput, vector: FloatMatrix) -> Decision:
+        mention, check = item.mention, item.verification
+        if not check.verified:
+            return Decision("reject", None, f"unverified_evidence:{check.reason}", {})
+        name = normalize_name(mention.title)
+        if not name:
+            return Decision("reject", None, "empty_title", {})
+        candidates = self.index.candidates(name, vector)
+        types = {c.concept_id: self.index.concepts[c.concept_id].type for c in candidates}
+        matched, via, best = choose(candidates, mention.type, types, self.limits)
+        scores = {**scores_of(best, mention.type, types), "via": via}
+        if matched is not None:
+            return self._join(matched.concept_id, item, scores, f"match:{via}")
+        concept_id = stable_id(
+            "c", self.settings.user_scope, self.settings.assistant_scope, mention.type, name
+        )
+        if concept_id in self.index.concepts:  # unreachable unless the index lags; stay safe
+            return self._join(concept_id, item, scores, "match:id")
+        retired = self._retired_target(concept_id)
+        if retired is not None:
+            target, reason = retired
+            if target is None:
+                return Decision("reject", concept_id, reason, scores)
+            return self._join(target, item, scores, reason)
+        blocked = best is not None and scores["type_compat"] == 0.0 and (
+            best.alias_hit or best.fuzzy >= self.limits.fuzzy
+        )
+        reason = f"type_incompatible:{best.concept_id}" if blocked and best else "no_match"
+        return Decision("create", concept_id, reason, scores)
+
+    def _join(
+        self, concept_id: str, item: MappingInput, scores: dict[str, object], reason: str
+    ) -> Decision:
+        check = item.verification
+        assert check.message_id is not None and check.start is not None and check.end is not None
+        if self.repo.has_evidence(evidence_id(concept_id, check.message_id, check.start,
+                                              check.end)):
+            return Decision("reject", concept_id, "duplicate_evidence", dict(scores))
+        refinement = refinement_for(self.index.concepts[concept_id], item.mention, self.limits)
+        if refinement:
+            return Decision("refine", concept_id, f"{reason}; {refinement.summary()}",
+                            dict(scores), refinement)
+        return Decision("attach", concept_id, reason, dict(scores))
+
+    def _retired_target(self, concept_id: str) -> tuple[str | None, str] | None:
+        """A concept id that exists but is not live: follow merges, else refuse to revive it."""
+        row = self.repo.row(concept_id)
+        seen: set[str] = set()
+        while row is not None and row.merged_into and row.id not in seen:
+            seen.add(row.id)
+            if row.merged_into in self.index.concepts:
+                return row.merged_into, f"merged_into:{row.merged_into}"
+            row = self.repo.row(row.merged_into)
+        if row is None and not seen:
+            return None
+        state = row.state if row is not None else "missing"
+        return None, f"concept_retired:{state}"
+
+    # -- applying ------------------------------------------------------------------------------
+    def apply(
+        self, decision: Decision, item: MappingInput, prov: Provenance, tally: MappingTally
+    ) -> None:
+        tally.actions[decision.action] += 1
+        if decision.action == "reject":
+            tally.reject_reasons[decision.reason.split(":")[0]] += 1
+        elif decision.action == "create":
+            self._create(decision, item, prov)
+        else:
+            self._update(decision, item, prov)
+        if decision.action != "reject":
+            tally.evidence += int(self._add_evidence(decision, item, prov))
+        if decision.action in ("create", "refine"):
+            assert decision.concept_id is not None
+            self.repo.record_revision(decision.concept_id, decision.action, decision.reason, prov)
+        check = item.verification
+        self.repo.add_decision(
+            DecisionRow(
+                mention_id=item.mention_id, action=decision.action,
+                concept_id=decision.concept_id, scores=decision.scores, reason=decision.reason,
+                source_message_ids=[check.message_id] if check.message_id else [],
+            ),
+            prov,
+        )
+
+    def _create(self, decision: Decision, item: MappingInput, prov: Provenance) -> None:
+        assert decision.concept_id is not None
+        seen = _iso(item.message_time)
+        mention = item.mention
+        row = ConceptRow(
+            id=decision.concept_id, title=mention.title.strip(), type=mention.type,
+            description=mention.description.strip(), state="active",
+            confidence=mention.confidence, aliases=[], revision_count=0,
+            first_seen=seen, last_seen=seen,
+        )
+        self.repo.save_concept(row, prov)
+        self.index.add(row)
+
+    def _update(self, decision: Decision, item: MappingInput, prov: Provenance) -> None:
+        assert decision.concept_id is not None
+        row = self.index.concepts[decision.concept_id]
+        refinement = decision.refinement
+        if refinement:
+            if refinement.alias:
+                row.aliases.append(refinement.alias)
+            if refinement.description:
+                row.description = refinement.description
+            if refinement.confidence is not None:
+                row.confidence = refinement.confidence
+            row.revision_count += 1
+        row.first_seen = _earliest(row.first_seen, item.message_time)
+        row.last_seen = _latest(row.last_seen, item.message_time)
+        self.repo.save_concept(row, prov)
+        if refinement and refinement.alias:
+            self.index.add(row)
+
+    def _add_evidence(self, decision: Decision, item: MappingInput, prov: Provenance) -> bool:
+        check = item.verification
+        assert decision.concept_id and check.message_id is not None
+        assert check.start is not None and check.end is not None
+        return self.repo.add_evidence(
+            EvidenceRow(
+                concept_id=decision.concept_id, message_id=check.message_id,
+                source_id=item.source_id or "", quote=item.mention.quote.strip(),
+                start=check.start, end=check.end, confidence=item.mention.confidence,
+                mention_id=item.mention_id,
+            ),
+            prov,
+        )
+
+    def _relate(
+        self, concept_id: str, item: MappingInput,
+        chosen: dict[str, tuple[str, MappingInput]], prov: Provenance,
+    ) -> int:
+        added = 0
+        for relation in item.mention.relations:
+            target = chosen.get(normalize_name(relation.target_title))
+            if target is None or target[0] == concept_id:
+                continue
+            added += self.repo.add_relation(
+                RelationRow(
+                    source_concept_id=concept_id, target_concept_id=target[0],
+                    relation=relation.relation, confidence=relation.confidence,
+                    valid_at=_iso(item.message_time),
+                    evidence_message_id=item.verification.message_id,
+                ),
+                prov,
+            )
+        return added
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value else None
+
+
+def _earliest(current: str | None, new: datetime | None) -> str | None:
+    if new is None:
+        return current
+    if current is None or new < datetime.fromisoformat(current):
+        return new.isoformat()
+    return current
+
+
+def _latest(current: str | None, new: datetime | None) -> str | None:
+    if new is None:
+        return current
+    if current is None or new > datetime.fromisoformat(current):
+        return new.isoformat()
+    return current
+

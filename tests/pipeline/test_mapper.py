@@ -1,0 +1,182 @@
+"""The semantic mapper on a real staging db: create, attach, refine, reject, relations."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+
+import numpy as np
+import numpy.typing as npt
+import pytest
+
+from ontology import RawMention, RawRelation, normalize_name, stable_id
+from pipeline.evidence import Verification
+from pipeline.mapping import MappingInput, SemanticMapper, type_compat
+from pipeline.settings import Settings
+from staging import StagingStore
+from staging.concept_repo import ConceptRepo
+
+
+class WordEmbedder:
+    """Bag of words hashed into 64 dims; ``synonyms`` map words to a shared bucket."""
+
+    name = "test-words"
+    dim = 64
+
+    def __init__(self, synonyms: dict[str, str] | None = None) -> None:
+        self.synonyms = synonyms or {}
+
+    def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.split():
+                word = self.synonyms.get(word, word)
+                out[row, sum(map(ord, word)) % self.dim] += 1.0
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return out / norms
+
+
+_ids: list[str] = []
+
+
+@pytest.fixture
+def world(settings: Settings):  # type: ignore[no-untyped-def]
+    staging = StagingStore.open(settings.staging_db)
+    run = staging.start_run("extract", {}, "test", settings.user_scope, settings.assistant_scope)
+    repo = ConceptRepo(staging)
+    yield staging, repo, run
+    staging.close()
+
+
+def _item(title: str, quote: str, *, kind: str = "goal", message: str = "msg-1",
+          start: int = 0, description: str = "d", confidence: float = 0.7,
+          relations: list[RawRelation] | None = None, verified: bool = True,
+          day: int = 1) -> MappingInput:
+    mention = RawMention(title=title, type=kind, description=description, quote=quote,  # type: ignore[arg-type]
+                         message_ref="m1", confidence=confidence, relations=relations or [])
+    check = (Verification(True, message, start, start + len(quote), None) if verified
+             else Verification.rejected("quote_not_found", message))
+    _ids.append(title)
+    return MappingInput(stable_id("mn", len(_ids)), mention, check, "src-1",
+                        datetime(2024, 1, day, tzinfo=UTC))
+
+
+def _map(staging, repo, run, settings, items, embedder=None):  # type: ignore[no-untyped-def]
+    mapper = SemanticMapper(repo, embedder or WordEmbedder(), settings)
+    from staging import transaction
+
+    with transaction(staging.db):
+        return mapper.map_extraction(items, run.provenance("mapper"))
+
+
+def _decisions(staging: StagingStore) -> list[dict]:  # type: ignore[type-arg]
+    return list(staging.db.query("SELECT * FROM mapper_decisions ORDER BY rowid"))
+
+
+def test_create_then_alias_hit_attaches(world, settings) -> None:  # type: ignore[no-untyped-def]
+    staging, repo, run = world
+    tally = _map(staging, repo, run, settings, [_item("Learn Rust", "learn Rust")])
+    assert tally.actions == {"create": 1}
+    cid = stable_id("c", settings.user_scope, settings.assistant_scope, "goal",
+                    normalize_name("Learn Rust"))
+    tally = _map(staging, repo, run, settings,
+                 [_item("learn  rust!", "learn rust", message="msg-2", day=5)])
+    assert tally.actions == {"attach": 1}
+    concept = repo.get(cid)
+    assert concept is not None and len(concept.evidence_spans) == 2
+    assert concept.revision_count == 0
+    assert concept.first_seen == datetime(2024, 1, 1, tzinfo=UTC)
+    assert concept.last_seen == datetime(2024, 1, 5, tzinfo=UTC)
+    scores = json.loads(_decisions(staging)[1]["scores"])
+    assert scores["alias_hit"] is True and scores["type_compat"] == 1.0
+    assert scores["candidate"] == cid and scores["via"] == "alias"
+
+
+def test_fuzzy_near_duplicate_refines_with_alias(world, settings) -> None:  # type: ignore[no-untyped-def]
+    staging, repo, run = world
+    _map(staging, repo, run, settings, [_item("conceptmem project", "conceptmem", kind="project")])
+    tally = _map(staging, repo, run, settings, [
+        _item("conceptmem projects", "the conceptmem", kind="project", message="msg-2",
+              description="A memory of concepts built from chat exports, with lineage.",
+              confidence=0.9, day=3)])
+    assert tally.actions == {"refine": 1}
+    (concept,) = repo.load_hypotheses()
+    assert concept.revision_count == 1
+    assert concept.aliases == ["conceptmem projects"]
+    assert concept.confidence == 0.9
+    assert concept.description.startswith("A memory of concepts")
+    assert concept.last_seen == datetime(2024, 1, 3, tzinfo=UTC)
+    revisions = list(staging.db.query(
+        "SELECT revision, action FROM concept_revisions ORDER BY revision"))
+    assert [(r["revision"], r["action"]) for r in revisions] == [(0, "create"), (1, "refine")]
+    scores = json.loads(_decisions(staging)[1]["scores"])
+    assert scores["fuzzy"] >= settings.mapper_fuzzy_threshold and not scores["alias_hit"]
+
+
+def test_embedding_match_needs_same_type(world, settings) -> None:  # type: ignore[no-untyped-def]
+    staging, repo, run = world
+    embedder = WordEmbedder({"sprint": "run", "marathon": "run"})
+    _map(staging, repo, run, settings, [_item("run", "I run", kind="behavioral_pattern")],
+         embedder)
+    tally = _map(staging, repo, run, settings,
+                 [_item("sprint", "sprint", kind="behavioral_pattern", message="msg-2"),
+                  _item("marathon", "marathon", kind="event", message="msg-3")], embedder)
+    assert tally.actions == {"refine": 1, "create": 1}  # "sprint" becomes an alias
+    scores = [json.loads(d["scores"]) for d in _decisions(staging)[1:]]
+    assert scores[0]["via"] == "embedding" and scores[0]["cosine"] >= 0.9
+    assert scores[1]["via"] is None
+
+
+def test_different_type_creates_a_new_concept(world, settings) -> None:  # type: ignore[no-untyped-def]
+    staging, repo, run = world
+    _map(staging, repo, run, settings, [_item("Lyon", "Lyon", kind="entity")])
+    tally = _map(staging, repo, run, settings,
+                 [_item("Lyon", "Lyon", kind="event", message="msg-2")])
+    assert tally.actions == {"create": 1}
+    assert len(repo.load_hypotheses()) == 2
+    decision = _decisions(staging)[1]
+    assert decision["reason"].startswith("type_incompatible:")
+    assert json.loads(decision["scores"])["type_compat"] == 0.0
+
+
+def test_compatible_types_attach(world, settings) -> None:  # type: ignore[no-untyped-def]
+    staging, repo, run = world
+    assert type_compat("goal", "project") == 0.5 and type_compat("entity", "event") == 0.0
+    _map(staging, repo, run, settings, [_item("Ship conceptmem", "ship it", kind="goal")])
+    tally = _map(staging, repo, run, settings,
+                 [_item("ship conceptmem", "ship", kind="project", message="msg-2")])
+    assert tally.actions == {"attach": 1}
+
+
+def test_unverified_and_duplicate_evidence_are_rejected(world, settings) -> None:  # type: ignore[no-untyped-def]
+    staging, repo, run = world
+    tally = _map(staging, repo, run, settings, [
+        _item("Learn Rust", "learn Rust"),
+        _item("Learn Rust", "learn Rust"),
+        _item("Learn Go", "learn Go", verified=False),
+    ])
+    assert tally.actions == {"create": 1, "reject": 2}
+    assert tally.reject_reasons == {"duplicate_evidence": 1, "unverified_evidence": 1}
+    assert staging.count("concepts") == 1 and staging.count("evidence") == 1
+    reasons = [d["reason"] for d in _decisions(staging)]
+    assert reasons[2] == "unverified_evidence:quote_not_found"
+    for concept in repo.load_hypotheses():
+        assert concept.evidence_spans
+
+
+def test_relations_resolve_titles_within_the_extraction(world, settings) -> None:  # type: ignore[no-untyped-def]
+    staging, repo, run = world
+    tally = _map(staging, repo, run, settings, [
+        _item("Learn Rust", "learn Rust",
+              relations=[RawRelation(target_title="new job", relation="enables", confidence=0.6),
+                         RawRelation(target_title="ghost", relation="causes", confidence=0.6)]),
+        _item("New job", "a new job", kind="goal", message="msg-2", day=2),
+    ])
+    assert tally.relations == 1
+    (row,) = staging.db.query("SELECT * FROM relations")
+    assert row["relation"] == "enables" and row["valid_at"].startswith("2024-01-01")
+    assert row["invalid_at"] is None and row["expired_at"] is None and row["created_at"]
+    source = repo.get(row["source_concept_id"])
+    assert source is not None and source.relations[0].target_id == row["target_concept_id"]
