@@ -14,8 +14,6 @@ from graph.model import (
     EvidenceRow,
     Row,
     WindowMessage,
-    row_hash,
-    with_hash,
 )
 from graph.protocol import GraphExport, GraphStore
 
@@ -38,6 +36,4 @@ __all__ = [
     "Row",
     "WindowMessage",
     "open_graph",
-    "row_hash",
-    "with_hash",
 ]

@@ -14,8 +14,6 @@ Edges carry a deterministic ``id``; for evidence and relations it is the staging
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass, field
 from typing import Any, TypedDict, get_type_hints
 
@@ -45,8 +43,6 @@ __all__ = [
     "SegmentNode",
     "TopicNode",
     "WindowMessage",
-    "row_hash",
-    "with_hash",
 ]
 
 Row = dict[str, Any]
@@ -249,18 +245,6 @@ class _Schema:
 SCHEMA = _Schema({s.label: s for s in NODE_SPECS}, {s.type: s for s in EDGE_SPECS})
 NODE_LABELS: tuple[str, ...] = tuple(SCHEMA.nodes)
 EDGE_TYPES: tuple[str, ...] = tuple(SCHEMA.edges)
-
-
-def row_hash(row: Row) -> str:
-    """Content hash of a row's properties (``row_hash`` itself excluded)."""
-    payload = {k: v for k, v in row.items() if k != "row_hash"}
-    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
-
-
-def with_hash(row: Row) -> Row:
-    row["row_hash"] = row_hash(row)
-    return row
 
 
 # -- query results (engine-independent) ------------------------------------------------------
