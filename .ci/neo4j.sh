@@ -83,9 +83,12 @@ cmd_fetch() {
   rm -rf "$tmp"
   log "fetching Neo4j jars into $LIB_DIR ..."
   local t0=$SECONDS
-  if ! mvn -q -B -f "$POM" dependency:copy-dependencies -DoutputDirectory="$tmp" >&2; then
+  # Maven 3.8's -q still prints colour resets; keep its output and show it only on failure.
+  if ! mvn -q -B -f "$POM" dependency:copy-dependencies -DoutputDirectory="$tmp" \
+    >"$CACHE_DIR/mvn.log" 2>&1; then
+    tail -n 40 "$CACHE_DIR/mvn.log" >&2 || true
     rm -rf "$tmp"
-    log "mvn dependency:copy-dependencies failed"
+    log "mvn dependency:copy-dependencies failed (full output: $CACHE_DIR/mvn.log)"
     return 1
   fi
   echo "$want" >"$tmp/.stamp"

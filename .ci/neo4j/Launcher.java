@@ -6,7 +6,9 @@
 // Prints "READY bolt://127.0.0.1:PORT" once the default database is available and
 // then runs until killed; SIGTERM/SIGINT run managementService.shutdown().
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
+import org.neo4j.configuration.GraphDatabaseInternalSettings;
 import org.neo4j.configuration.GraphDatabaseSettings;
 import org.neo4j.configuration.SettingValueParsers;
 import org.neo4j.configuration.connectors.BoltConnector;
@@ -38,6 +40,9 @@ public class Launcher {
                 .setConfig(GraphDatabaseSettings.initial_default_database, "neo4j")
                 .setConfig(GraphDatabaseSettings.udc_enabled, false)
                 .setConfig(GraphDatabaseSettings.preallocate_logical_logs, false)
+                // Unsupported knobs: skip Netty's 5 s graceful-shutdown quiet period on stop.
+                .setConfig(GraphDatabaseInternalSettings.netty_server_shutdown_quiet_period, 0)
+                .setConfig(GraphDatabaseInternalSettings.netty_server_shutdown_timeout, Duration.ofSeconds(2))
                 .build();
 
         CountDownLatch stopped = new CountDownLatch(1);
