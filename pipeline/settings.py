@@ -17,7 +17,9 @@ __all__ = ["Settings"]
 
 
 class Settings(BaseSettings):
-    model_config = SettingsConfigDict(env_prefix="CONCEPTMEM_", extra="ignore")
+    model_config = SettingsConfigDict(
+        env_prefix="CONCEPTMEM_", extra="ignore", populate_by_name=True
+    )
 
     # -- store and scope ------------------------------------------------------------------
     store: Path = Field(default=Path("conceptmem-store"), description="Store directory.")
