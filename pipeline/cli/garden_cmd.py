@@ -1,9 +1,35 @@
-"""`conceptmem garden` (registered by its owning issue)."""
+"""`conceptmem garden`."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
+
+from pipeline.cli.app import settings_from
+from pipeline.garden import garden_store, parse_params, summary_lines
 
 
 def register(app: typer.Typer) -> None:
-    """Not registered yet."""
+    app.command("garden")(garden)
+
+
+def garden(
+    ctx: typer.Context,
+    trials: Annotated[int | None, typer.Option("--trials", help="Optuna trials.")] = None,
+    seed: Annotated[int | None, typer.Option("--seed", help="Seed for sampling and UMAP.")] = None,
+    dry_run: Annotated[
+        bool, typer.Option("--dry-run", help="Print the plans; store and apply nothing.")
+    ] = False,
+    param: Annotated[
+        list[str] | None,
+        typer.Option("--param", help="Pin a clustering parameter, e.g. min_cluster_size=20."),
+    ] = None,
+) -> None:
+    """Merge, split, decay, invalidate and re-cluster topics: plan, check, then apply."""
+    report = garden_store(
+        settings_from(ctx), dry_run=dry_run, trials=trials, seed=seed,
+        pinned=parse_params(param or []) or None,
+    )
+    for line in summary_lines(report):
+        typer.echo(line)

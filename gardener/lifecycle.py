@@ -1,0 +1,266 @@
+"""Concept lifecycle plans: merge near-duplicates, split mixed concepts, decay stale ones.
+
+Every function here is pure: a ``GardenState`` (plus vectors) in, a ``Plan`` out. Nothing is
+deleted: merged and split concepts keep their rows, with state ``merged``/``split`` and links.
+
+* **Merge**: two live concepts are near-duplicates when their types are compatible (equal, or a
+  pair in ``COMPATIBLE_TYPES``), the cosine of their embeddings is >= ``threshold`` and their
+  names overlap (a shared normalized title/alias, or token Jaccard >= 0.5 between two names).
+  Groups are closed transitively; the survivor is the concept with the most evidence, then the
+  highest confidence, then the earliest ``first_seen``, then the smallest id. It takes the others'
+  titles and aliases, their evidence and their live relations; each other concept becomes
+  ``merged`` with ``merged_into`` and a MERGED_INTO link; every touched concept's
+  ``revision_count`` grows by one.
+* **Split**: see ``gardener.splits``.
+* **Decay**: an active concept with at most ``max_evidence`` spans whose ``last_seen`` is older
+  than ``after_days`` before ``now`` becomes ``weak``; a weak one older than twice that becomes
+  ``archived``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from datetime import datetime, timedelta
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from gardener.plans import Plan, RowChange
+from gardener.state import GardenState, Row
+from ontology import normalize_name, stable_id
+
+__all__ = [
+    "COMPATIBLE_TYPES",
+    "plan_decay",
+    "plan_id_for",
+    "plan_merges",
+    "types_compatible",
+]
+
+COMPATIBLE_TYPES = frozenset({frozenset({"project", "goal"})})
+
+Vectors = Mapping[str, npt.NDArray[np.float32]]
+
+
+def plan_id_for(step: str, salt: str, actions: list[dict[str, Any]]) -> str:
+    return stable_id("plan", step, salt, json.dumps(actions, sort_keys=True, default=str))
+
+
+def types_compatible(a: str, b: str) -> bool:
+    return a == b or frozenset({a, b}) in COMPATIBLE_TYPES
+
+
+def _names(row: Row) -> set[str]:
+    aliases = json.loads(row["aliases"] or "[]")
+    names = {normalize_name(row["title"])} | {normalize_name(alias) for alias in aliases}
+    return {name for name in names if name}
+
+
+def names_overlap(a: Row, b: Row) -> bool:
+    left, right = _names(a), _names(b)
+    if left & right:
+        return True
+    for x in left:
+        for y in right:
+            tx, ty = set(x.split()), set(y.split())
+            if len(tx & ty) / len(tx | ty) >= 0.5:
+                return True
+    return False
+
+
+def _similar_pairs(
+    ids: list[str], vectors: Vectors, threshold: float, chunk: int = 2048
+) -> list[tuple[int, int, float]]:
+    """(i, j, cosine) for i < j with cosine >= threshold, computed in row chunks."""
+    matrix = np.stack([vectors[concept_id] for concept_id in ids]).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True) + 1e-12
+    pairs = []
+    for start in range(0, len(ids), chunk):
+        sims = matrix[start : start + chunk] @ matrix.T
+        rows, cols = np.nonzero(sims >= threshold)
+        for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
+            i = start + r
+            if i < c:
+                pairs.append((i, c, float(sims[r, c])))
+    return pairs
+
+
+def _groups(state: GardenState, vectors: Vectors, threshold: float) -> list[list[str]]:
+    live = [row for row in state.live_concepts() if row["id"] in vectors]
+    ids = [row["id"] for row in live]
+    if len(ids) < 2:
+        return []
+    parent = list(range(len(ids)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for i, j, _ in _similar_pairs(ids, vectors, threshold):
+        a, b = live[i], live[j]
+        if types_compatible(a["type"], b["type"]) and names_overlap(a, b):
+            parent[find(i)] = find(j)
+    groups: dict[int, list[str]] = {}
+    for index, concept_id in enumerate(ids):
+        groups.setdefault(find(index), []).append(concept_id)
+    return sorted((sorted(g) for g in groups.values() if len(g) > 1), key=lambda g: g[0])
+
+
+def _survivor(members: list[Row], evidence_counts: Mapping[str, int]) -> Row:
+    def rank(row: Row) -> tuple[Any, ...]:
+        return (
+            -evidence_counts.get(row["id"], 0),
+            -row["confidence"],
+            row["first_seen"] or "9999",
+            row["id"],
+        )
+
+    return min(members, key=rank)
+
+
+def _merged_aliases(survivor: Row, others: list[Row]) -> list[str]:
+    aliases = list(json.loads(survivor["aliases"] or "[]"))
+    seen = {normalize_name(survivor["title"])} | {normalize_name(a) for a in aliases}
+    for other in others:
+        for name in [other["title"], *json.loads(other["aliases"] or "[]")]:
+            if normalize_name(name) not in seen:
+                seen.add(normalize_name(name))
+                aliases.append(name)
+    return aliases
+
+
+def _min_opt(values: list[str | None]) -> str | None:
+    present = [v for v in values if v]
+    return min(present) if present else None
+
+
+def _max_opt(values: list[str | None]) -> str | None:
+    present = [v for v in values if v]
+    return max(present) if present else None
+
+
+def _survivor_change(survivor: Row, others: list[Row], now: str) -> RowChange:
+    everyone = [survivor, *others]
+    columns = ("aliases", "revision_count", "confidence", "first_seen", "last_seen", "updated_at")
+    after = {
+        "aliases": json.dumps(_merged_aliases(survivor, others)),
+        "revision_count": survivor["revision_count"] + 1,
+        "confidence": max(row["confidence"] for row in everyone),
+        "first_seen": _min_opt([row["first_seen"] for row in everyone]),
+        "last_seen": _max_opt([row["last_seen"] for row in everyone]),
+        "updated_at": now,
+    }
+    before = {column: survivor[column] for column in columns}
+    return RowChange("concepts", {"id": survivor["id"]}, before, after)
+
+
+def _repoint_relations(
+    state: GardenState, merged: str, survivor: str
+) -> list[RowChange]:
+    changes = []
+    for row in sorted(state.table("relations").values(), key=lambda r: r["id"]):
+        if row["expired_at"] is not None:
+            continue
+        ends = {"source_concept_id": row["source_concept_id"],
+                "target_concept_id": row["target_concept_id"]}
+        moved = {col: survivor if value == merged else value for col, value in ends.items()}
+        if moved == ends or moved["source_concept_id"] == moved["target_concept_id"]:
+            continue
+        before = {col: ends[col] for col in moved if moved[col] != ends[col]}
+        after = {col: moved[col] for col in before}
+        changes.append(RowChange("relations", {"id": row["id"]}, before, after))
+    return changes
+
+
+def _merge_changes(
+    state: GardenState, survivor: Row, others: list[Row], plan_id: str, now: str
+) -> list[RowChange]:
+    evidence = state.evidence_by_concept()
+    changes = [_survivor_change(survivor, others, now)]
+    for other in others:
+        before = {k: other[k] for k in ("state", "merged_into", "revision_count", "updated_at")}
+        after = {"state": "merged", "merged_into": survivor["id"],
+                 "revision_count": other["revision_count"] + 1, "updated_at": now}
+        changes.append(RowChange("concepts", {"id": other["id"]}, before, after))
+        for span in evidence.get(other["id"], []):
+            changes.append(RowChange("evidence", {"id": span["id"]},
+                                     {"concept_id": other["id"]}, {"concept_id": survivor["id"]}))
+        changes += _repoint_relations(state, other["id"], survivor["id"])
+        key = {"from_concept_id": other["id"], "to_concept_id": survivor["id"],
+               "kind": "merged_into"}
+        changes.append(RowChange("concept_links", key, None,
+                                 {"plan_id": plan_id, "active": 1}, {"active": 0}))
+    return changes
+
+
+def plan_merges(
+    state: GardenState, vectors: Vectors, *, threshold: float, now: datetime, salt: str = ""
+) -> Plan:
+    """Merge groups of near-duplicate live concepts into one survivor each."""
+    stamp = now.isoformat()
+    counts = {cid: len(rows) for cid, rows in state.evidence_by_concept().items()}
+    actions: list[dict[str, Any]] = []
+    chosen: list[tuple[Row, list[Row]]] = []
+    for group in _groups(state, vectors, threshold):
+        members = [state.concept(cid) for cid in group]
+        rows = [row for row in members if row is not None]
+        survivor = _survivor(rows, counts)
+        others = [row for row in rows if row["id"] != survivor["id"]]
+        chosen.append((survivor, others))
+        actions.append({
+            "action": "merge",
+            "survivor": survivor["id"],
+            "survivor_title": survivor["title"],
+            "merged": [row["id"] for row in others],
+            "merged_titles": [row["title"] for row in others],
+            "reason": f"compatible type, cosine >= {threshold}, overlapping names",
+        })
+    plan_id = plan_id_for("merge", salt or stamp, actions)
+    changes = [c for s, o in chosen for c in _merge_changes(state, s, o, plan_id, stamp)]
+    stats = {"merges": sum(len(o) for _, o in chosen), "groups": len(chosen)}
+    return Plan(plan_id, "merge", actions, changes, stats)
+
+
+def _decay_target(
+    row: Row, count: int, cutoff: str, archive_cutoff: str, max_ev: int
+) -> str | None:
+    seen = row["last_seen"] or row["first_seen"] or row["created_at"]
+    if row["state"] == "active" and count <= max_ev and seen < cutoff:
+        return "weak"
+    if row["state"] == "weak" and seen < archive_cutoff:
+        return "archived"
+    return None
+
+
+def plan_decay(
+    state: GardenState,
+    *,
+    now: datetime,
+    after_days: int,
+    max_evidence: int = 1,
+    salt: str = "",
+) -> Plan:
+    """active -> weak (little evidence, old last_seen) and weak -> archived (twice as old)."""
+    cutoff = (now - timedelta(days=after_days)).isoformat()
+    archive_cutoff = (now - timedelta(days=2 * after_days)).isoformat()
+    counts = {cid: len(rows) for cid, rows in state.evidence_by_concept().items()}
+    stamp = now.isoformat()
+    actions, changes = [], []
+    for row in state.live_concepts():
+        target = _decay_target(row, counts.get(row["id"], 0), cutoff, archive_cutoff, max_evidence)
+        if target is None:
+            continue
+        actions.append({"action": "decay", "concept": row["id"], "title": row["title"],
+                        "from": row["state"], "to": target, "last_seen": row["last_seen"],
+                        "evidence": counts.get(row["id"], 0)})
+        before = {k: row[k] for k in ("state", "revision_count", "updated_at")}
+        after = {"state": target, "revision_count": row["revision_count"] + 1, "updated_at": stamp}
+        changes.append(RowChange("concepts", {"id": row["id"]}, before, after))
+    plan_id = plan_id_for("decay", salt or stamp, actions)
+    stats = {"weak": sum(a["to"] == "weak" for a in actions),
+             "archived": sum(a["to"] == "archived" for a in actions)}
+    return Plan(plan_id, "decay", actions, changes, stats)

@@ -1,0 +1,103 @@
+"""The explicit objective the topic study maximises (BERTopic #595: no tuning without one).
+
+    score = validity
+            - noise_weight     * noise_fraction
+            - count_weight     * count_penalty(k, n)
+            - stability_weight * (1 - stability)
+
+* ``validity``: HDBSCAN's ``relative_validity_`` (a fast DBCV approximation; 0 when fewer than
+  two topics were found, because DBCV is undefined there).
+* ``noise_fraction``: share of concepts left as outliers (label -1).
+* ``count_penalty``: 0 while the topic count ``k`` lies in ``[max(2, sqrt(n)/4), 2*sqrt(n)]``,
+  else the relative distance to the nearest bound (too few topics over-compress the memory,
+  too many explode it, seed 002).
+* ``stability``: adjusted Rand index between the labels and the labels of a second fit with
+  another seed (1 = identical partitions); ``None`` skips the term.
+
+Every term is bounded, so no single one can dominate by scale. The weights are data, stored
+with each study.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+
+import numpy as np
+
+__all__ = [
+    "OBJECTIVE_DOC",
+    "ObjectiveWeights",
+    "count_penalty",
+    "noise_fraction",
+    "score_labels",
+    "stability",
+    "topic_count",
+    "topic_range",
+]
+
+OBJECTIVE_DOC = (
+    "validity - noise_weight*noise_fraction - count_weight*count_penalty"
+    " - stability_weight*(1 - ARI across seeds)"
+)
+
+
+@dataclass(frozen=True)
+class ObjectiveWeights:
+    noise_weight: float = 0.5
+    count_weight: float = 1.0
+    stability_weight: float = 0.5
+
+    def to_dict(self) -> dict[str, float]:
+        return asdict(self)
+
+
+def topic_count(labels: Sequence[int] | np.ndarray) -> int:
+    return len(set(np.asarray(labels).tolist()) - {-1})
+
+
+def noise_fraction(labels: Sequence[int] | np.ndarray) -> float:
+    array = np.asarray(labels)
+    return float((array == -1).mean()) if len(array) else 1.0
+
+
+def topic_range(n: int) -> tuple[float, float]:
+    root = math.sqrt(max(n, 1))
+    return max(2.0, root / 4.0), max(2.0, 2.0 * root)
+
+
+def count_penalty(k: int, n: int) -> float:
+    """0 inside ``topic_range(n)``, growing to 1 as k falls to 0, linear above the top."""
+    low, high = topic_range(n)
+    if k < low:
+        return (low - k) / low
+    if k > high:
+        return (k - high) / high
+    return 0.0
+
+
+def stability(labels_a: Sequence[int], labels_b: Sequence[int]) -> float:
+    """Adjusted Rand index of two labelings of the same items (outliers count as one class)."""
+    from sklearn.metrics import adjusted_rand_score
+
+    return float(adjusted_rand_score(np.asarray(labels_a), np.asarray(labels_b)))
+
+
+def score_labels(
+    labels: Sequence[int] | np.ndarray,
+    validity: float | None,
+    *,
+    stability_ari: float | None = None,
+    weights: ObjectiveWeights | None = None,
+) -> float:
+    """The objective for one clustering (higher is better)."""
+    w = weights or ObjectiveWeights()
+    array = np.asarray(labels)
+    k = topic_count(array)
+    value = (validity if validity is not None and k >= 2 else 0.0)
+    value -= w.noise_weight * noise_fraction(array)
+    value -= w.count_weight * count_penalty(k, len(array))
+    if stability_ari is not None:
+        value -= w.stability_weight * (1.0 - stability_ari)
+    return float(value)

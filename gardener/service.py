@@ -1,0 +1,231 @@
+"""``garden``: merge -> split -> decay -> invalidate -> topics, each planned, checked, applied.
+
+Each step plans against the state the previous step left (simulated in memory, so a dry run
+plans exactly what a real run would apply). A real run stores every plan in ``gardener_plans``
+and applies it in one transaction with concept revisions as the receipt; a plan that fails a
+check is recorded as ``rejected``, nothing of it is applied, and ``PlanCheckFailed`` says why.
+A dry run writes nothing at all, not even embeddings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from gardener.bitemporal import plan_invalidations
+from gardener.cluster import SMALL_INPUT, ClusterResult, cluster_vectors, default_parts
+from gardener.errors import PlanCheckFailed
+from gardener.lifecycle import plan_decay, plan_merges
+from gardener.objective import OBJECTIVE_DOC, ObjectiveWeights
+from gardener.plans import Plan, check_plan, validate_plan
+from gardener.splits import plan_splits, split_candidates
+from gardener.state import GardenState, concept_text
+from gardener.topics import plan_topics
+from gardener.tuning import StudyResult, tune
+from ontology import Embedder, stable_id, text_hash
+from staging import Provenance, StagingStore
+from staging.gardener_repo import GardenerRepo
+
+__all__ = ["CODE_VERSION", "GardenOptions", "GardenReport", "garden", "revert_plan"]
+
+CODE_VERSION = "gardener-0.1"
+
+
+@dataclass(frozen=True)
+class GardenOptions:
+    """Knobs beyond the seed/trials/now of ``garden``; defaults match ``Settings``."""
+
+    merge_threshold: float = 0.92
+    decay_after_days: int = 180
+    split_min_part: int = 2
+    split_min_silhouette: float = 0.5
+    sample_size: int = 2000
+    with_stability: bool = True
+    weights: ObjectiveWeights = field(default_factory=ObjectiveWeights)
+    user_scope: str = "default-user"
+    assistant_scope: str = "default-assistant"
+    reducer: Any = None
+    clusterer: Any = None
+
+
+@dataclass
+class GardenReport:
+    dry_run: bool
+    plans: list[Plan] = field(default_factory=list)
+    applied: list[str] = field(default_factory=list)
+    study: StudyResult | None = None
+    run_id: str | None = None
+
+    def plan(self, step: str) -> Plan | None:
+        return next((plan for plan in self.plans if plan.step == step), None)
+
+    def summary(self) -> str:
+        """One line: what each step planned (and whether it was applied)."""
+        parts = [f"{plan.step}: {_short(plan.stats)}" for plan in self.plans]
+        mode = "dry run, nothing applied" if self.dry_run else f"{len(self.applied)} plans applied"
+        return f"{'; '.join(parts)} ({mode})"
+
+    def figures(self) -> dict[str, Any]:
+        topics = self.plan("topics")
+        return {
+            "dry_run": self.dry_run,
+            "run_id": self.run_id,
+            "applied_plans": len(self.applied),
+            **{plan.step: {k: v for k, v in plan.stats.items() if k != "outlier_ids"}
+               for plan in self.plans},
+            "topic_labels": [a["label"] for a in topics.actions] if topics else [],
+            "study": None if self.study is None else {
+                "best_params": self.study.best_params, "best_value": self.study.best_value,
+                "trials": len(self.study.trials), "sample_size": self.study.sample_size,
+                "pinned": self.study.pinned},
+        }
+
+
+def _short(stats: Mapping[str, Any]) -> str:
+    keys = ("merges", "splits", "weak", "archived", "invalidations", "topics", "outliers")
+    return ", ".join(f"{k} {stats[k]}" for k in keys if k in stats)
+
+
+class _Vectors:
+    """Embeds texts through the staging embedding cache (read-only in a dry run)."""
+
+    def __init__(self, repo: GardenerRepo, embedder: Embedder, write: bool) -> None:
+        self.repo, self.embedder, self.write = repo, embedder, write
+
+    def __call__(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+        if not texts:
+            return np.zeros((0, int(self.embedder.dim)), dtype=np.float32)
+        hashes = [text_hash(text) for text in texts]
+        found = self.repo.cached_vectors(self.embedder.name, hashes)
+        missing = sorted({h: t for h, t in zip(hashes, texts, strict=True) if h not in found}
+                         .items())
+        if missing:
+            fresh = self.embedder.embed([text for _, text in missing])
+            new = {h: np.asarray(v, np.float32) for (h, _), v in zip(missing, fresh, strict=True)}
+            found.update(new)
+            if self.write:
+                self.repo.store_vectors(self.embedder.name, new)
+        return np.stack([found[h] for h in hashes]).astype(np.float32)
+
+
+class _Gardener:
+    def __init__(self, staging: StagingStore, embed: _Vectors, report: GardenReport,
+                 prov: Provenance | None) -> None:
+        self.repo = GardenerRepo(staging.db)
+        self.state = GardenState.from_rows(self.repo.load_rows())
+        self.embed, self.report, self.prov = embed, report, prov
+
+    def commit(self, plan: Plan) -> None:
+        self.report.plans.append(plan)
+        if plan.empty:
+            return
+        failures = check_plan(plan, self.state)
+        if failures:
+            if self.prov is not None:
+                self.repo.record_plan(plan.to_dict(), "rejected", failures, self.prov)
+            raise PlanCheckFailed(plan.step, failures)
+        checks = validate_plan(plan, self.state)
+        if self.prov is not None:
+            self.repo.apply_plan(plan.to_dict(), checks, self.prov)
+            self.report.applied.append(plan.id)
+        self.state = self.state.with_changes(plan.change_dicts())
+
+    def concept_vectors(self) -> tuple[list[str], npt.NDArray[np.float32]]:
+        rows = self.state.live_concepts()
+        return [row["id"] for row in rows], self.embed([concept_text(row) for row in rows])
+
+    def quote_vectors(self, min_part: int) -> dict[str, npt.NDArray[np.float32]]:
+        spans = [span for _, group in split_candidates(self.state, min_part) for span in group]
+        vectors = self.embed([span["quote"] for span in spans])
+        return {span["id"]: vectors[i] for i, span in enumerate(spans)}
+
+
+def _cluster(ids: list[str], vectors: npt.NDArray[np.float32], seed: int, trials: int,
+             pinned: Mapping[str, Any] | None, opts: GardenOptions
+             ) -> tuple[ClusterResult, StudyResult | None, dict[str, Any]]:
+    n = len(ids)
+    if n < 2:
+        empty = np.full(n, -1, dtype=np.int64)
+        return ClusterResult(empty, np.zeros(n), vectors), None, {}
+    study = None
+    params: dict[str, Any] = dict(pinned or {})
+    if n >= SMALL_INPUT and opts.clusterer is None:
+        study = tune(vectors, seed=seed, trials=trials, sample_size=opts.sample_size,
+                     pinned=pinned, weights=opts.weights, with_stability=opts.with_stability)
+        params = study.best_params
+    reducer, clusterer = default_parts(n, params, seed)
+    result = cluster_vectors(vectors, opts.reducer or reducer, opts.clusterer or clusterer)
+    return result, study, params
+
+
+def garden(
+    staging: StagingStore,
+    embedder: Embedder,
+    *,
+    seed: int,
+    trials: int,
+    dry_run: bool,
+    now: datetime,
+    pinned_params: Mapping[str, Any] | None = None,
+    options: GardenOptions | None = None,
+) -> GardenReport:
+    """Run every gardener step once; see the module docstring."""
+    opts = options or GardenOptions()
+    report = GardenReport(dry_run=dry_run)
+    config = {"seed": seed, "trials": trials, "pinned": dict(pinned_params or {}),
+              "merge_threshold": opts.merge_threshold, "decay_days": opts.decay_after_days}
+    run = None if dry_run else staging.start_run(
+        "garden", config, CODE_VERSION, opts.user_scope, opts.assistant_scope)
+    prov = None if run is None else run.provenance("gardener")
+    report.run_id = None if run is None else run.id
+    salt = f"{now.isoformat()}|{report.run_id}"
+    try:
+        _steps(_Gardener(staging, _Vectors(GardenerRepo(staging.db), embedder, not dry_run),
+                         report, prov), seed, trials, now, pinned_params, opts, salt)
+    except BaseException as exc:
+        if run is not None:
+            staging.finish_run(run, "failed", error=str(exc))
+        raise
+    if run is not None:
+        staging.finish_run(run, "completed", report.figures())
+    return report
+
+
+def _steps(g: _Gardener, seed: int, trials: int, now: datetime,
+           pinned: Mapping[str, Any] | None, opts: GardenOptions, salt: str) -> None:
+    ids, vectors = g.concept_vectors()
+    g.commit(plan_merges(g.state, dict(zip(ids, vectors, strict=True)),
+                         threshold=opts.merge_threshold, now=now, salt=salt))
+    g.commit(plan_splits(g.state, g.quote_vectors(opts.split_min_part), now=now,
+                         min_part=opts.split_min_part, min_silhouette=opts.split_min_silhouette,
+                         salt=salt))
+    g.commit(plan_decay(g.state, now=now, after_days=opts.decay_after_days, salt=salt))
+    g.commit(plan_invalidations(g.state, now=now, salt=salt))
+    ids, vectors = g.concept_vectors()
+    result, study, params = _cluster(ids, vectors, seed, trials, pinned, opts)
+    g.report.study = study
+    if study is not None and g.prov is not None:
+        g.repo.save_study({
+            "id": stable_id("study", salt), "objective": f"{OBJECTIVE_DOC} {opts.weights}",
+            "trials": study.trials, "best_params": study.best_params,
+            "best_value": study.best_value, "pinned": study.pinned}, g.prov)
+    g.commit(plan_topics(g.state, ids, result, now=now, params=params, salt=salt))
+
+
+def revert_plan(staging: StagingStore, plan_id: str, *, user_scope: str = "default-user",
+                assistant_scope: str = "default-assistant") -> Plan:
+    """Undo an applied plan (unmerge, unsplit, ...) from its recorded prior values."""
+    run = staging.start_run("garden-revert", {"plan_id": plan_id}, CODE_VERSION,
+                            user_scope, assistant_scope)
+    try:
+        plan = GardenerRepo(staging.db).revert_plan(plan_id, run.provenance("gardener"))
+    except BaseException as exc:
+        staging.finish_run(run, "failed", error=str(exc))
+        raise
+    staging.finish_run(run, "completed", {"reverted": plan_id})
+    return Plan.from_dict(plan)

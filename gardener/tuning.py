@@ -1,0 +1,150 @@
+"""An Optuna study over UMAP + HDBSCAN hyperparameters against ``gardener.objective``.
+
+* Seeded ``TPESampler``: the same seed and data give the same trials and the same best params.
+* Tuned on a seeded sample of at most ``sample_size`` vectors; the chosen ``min_cluster_size``
+  and ``min_samples`` are then scaled by ``n / sample`` for the full fit so the topic
+  granularity found on the sample carries over.
+* UMAP parameters are categorical and each reduction is cached within the study, so trials that
+  only change HDBSCAN parameters cost milliseconds.
+* Pinned parameters are used as given; when every parameter is pinned there is no study at all.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from gardener.cluster import make_hdbscan
+from gardener.objective import (
+    OBJECTIVE_DOC,
+    ObjectiveWeights,
+    noise_fraction,
+    score_labels,
+    stability,
+    topic_count,
+)
+from gardener.reduce import make_umap
+
+__all__ = ["SEARCH_SPACE", "StudyResult", "scale_params", "tune"]
+
+#: The search space; UMAP parameters are categorical so reductions can be cached.
+SEARCH_SPACE: dict[str, Any] = {
+    "n_neighbors": [10, 15, 30, 50],
+    "n_components": [5, 10],
+    "min_dist": [0.0, 0.1],
+    "min_cluster_size": "int, log scale, [max(5, m/200), max(10, m/10)] for a sample of m",
+    "min_samples": "int, [1, min_cluster_size]",
+    "cluster_selection_method": ["eom", "leaf"],
+}
+_UMAP_KEYS = ("n_neighbors", "n_components", "min_dist")
+
+
+@dataclass
+class StudyResult:
+    best_params: dict[str, Any]
+    best_value: float | None
+    trials: list[dict[str, Any]] = field(default_factory=list)
+    sample_size: int = 0
+    pinned: bool = False
+    objective: str = OBJECTIVE_DOC
+
+
+class _Objective:
+    def __init__(
+        self, sample: npt.NDArray[np.float32], seed: int, pinned: Mapping[str, Any],
+        weights: ObjectiveWeights, with_stability: bool,
+    ) -> None:
+        self.sample, self.seed, self.pinned = sample, seed, dict(pinned)
+        self.weights, self.with_stability = weights, with_stability
+        self.cache: dict[tuple[Any, ...], npt.NDArray[np.float32]] = {}
+
+    def reduced(self, params: Mapping[str, Any], seed: int) -> npt.NDArray[np.float32]:
+        key = (*(params[k] for k in _UMAP_KEYS), seed)
+        if key not in self.cache:
+            fitted = make_umap(dict(params), seed).fit_transform(self.sample)
+            self.cache[key] = np.asarray(fitted, dtype=np.float32)
+        return self.cache[key]
+
+    def suggest(self, trial: Any) -> dict[str, Any]:
+        m = len(self.sample)
+        params: dict[str, Any] = {}
+
+        def pick(key: str, suggest: Any) -> None:
+            params[key] = self.pinned[key] if key in self.pinned else suggest()
+
+        for key in (*_UMAP_KEYS, "cluster_selection_method"):
+            choices = [c for c in SEARCH_SPACE[key] if key != "n_neighbors" or c < m] or [m - 1]
+            pick(key, lambda k=key, c=choices: trial.suggest_categorical(k, c))
+        low, high = max(5, m // 200), max(10, m // 10)
+        pick("min_cluster_size", lambda: trial.suggest_int("min_cluster_size", low, high, log=True))
+        top = int(params["min_cluster_size"])
+        pick("min_samples", lambda: trial.suggest_int("min_samples", 1, top))
+        return params
+
+    def __call__(self, trial: Any) -> float:
+        params = self.suggest(trial)
+        fitted = make_hdbscan(params, validity=True).fit(self.reduced(params, self.seed))
+        labels = fitted.labels_
+        validity = float(fitted.relative_validity_) if topic_count(labels) >= 2 else None
+        ari = None
+        if self.with_stability:
+            other = make_hdbscan(params).fit(self.reduced(params, self.seed + 1))
+            ari = stability(labels, other.labels_)
+        trial.set_user_attr("params", params)
+        trial.set_user_attr("topics", topic_count(labels))
+        trial.set_user_attr("noise", round(noise_fraction(labels), 4))
+        trial.set_user_attr("validity", validity)
+        trial.set_user_attr("stability", ari)
+        return score_labels(labels, validity, stability_ari=ari, weights=self.weights)
+
+
+def scale_params(params: Mapping[str, Any], sample: int, n: int) -> dict[str, Any]:
+    """Density parameters tuned on ``sample`` rows, scaled for a fit on ``n`` rows."""
+    out = dict(params)
+    if n > sample > 0:
+        ratio = n / sample
+        out["min_cluster_size"] = max(2, math.ceil(int(params["min_cluster_size"]) * ratio))
+        if params.get("min_samples") is not None:
+            out["min_samples"] = max(1, math.ceil(int(params["min_samples"]) * ratio))
+    return out
+
+
+def tune(
+    vectors: npt.NDArray[np.float32],
+    *,
+    seed: int,
+    trials: int,
+    sample_size: int = 2000,
+    pinned: Mapping[str, Any] | None = None,
+    weights: ObjectiveWeights | None = None,
+    with_stability: bool = True,
+) -> StudyResult:
+    """Best params for ``vectors`` (already scaled to ``len(vectors)``) and every trial."""
+    pinned = dict(pinned or {})
+    keys = (*_UMAP_KEYS, "min_cluster_size", "min_samples", "cluster_selection_method")
+    if all(key in pinned for key in keys) or trials <= 0:
+        return StudyResult(pinned, None, [], 0, pinned=bool(pinned))
+    import optuna
+
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    n = len(vectors)
+    rng = np.random.default_rng(seed)
+    index = np.sort(rng.choice(n, size=sample_size, replace=False)) if n > sample_size else None
+    sample = vectors if index is None else vectors[index]
+    objective = _Objective(sample, seed, pinned, weights or ObjectiveWeights(), with_stability)
+    study = optuna.create_study(direction="maximize",
+                                sampler=optuna.samplers.TPESampler(seed=seed))
+    study.optimize(objective, n_trials=trials)
+    records = [
+        {"number": t.number, "value": t.value, **t.user_attrs} for t in study.trials
+    ]
+    best = study.best_trial.user_attrs["params"]
+    return StudyResult(
+        scale_params(best, len(sample), n), float(study.best_value), records, len(sample),
+        pinned=bool(pinned),
+    )

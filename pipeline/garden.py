@@ -1,0 +1,102 @@
+"""The garden stage: settings + staging store + embedder -> ``gardener.garden``, and its summary."""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from gardener.service import GardenOptions, GardenReport, garden
+from pipeline.embeddings import build_embedder
+from pipeline.errors import MissingExtraError
+from pipeline.settings import Settings
+from staging import StagingStore
+from staging.errors import StoreNotFound
+
+__all__ = ["garden_store", "parse_params", "summary_lines"]
+
+_INTS = {"n_neighbors", "n_components", "min_cluster_size", "min_samples"}
+
+
+def parse_params(pairs: list[str]) -> dict[str, Any]:
+    """``["min_cluster_size=20", "min_dist=0.1"]`` -> typed pinned parameters."""
+    params: dict[str, Any] = {}
+    for pair in pairs:
+        key, _, value = pair.partition("=")
+        key = key.strip()
+        if key in _INTS:
+            params[key] = int(value)
+        elif key == "min_dist":
+            params[key] = float(value)
+        else:
+            params[key] = value.strip()
+    return params
+
+
+def garden_store(
+    settings: Settings,
+    *,
+    dry_run: bool = False,
+    trials: int | None = None,
+    seed: int | None = None,
+    pinned: Mapping[str, Any] | None = None,
+    now: datetime | None = None,
+) -> GardenReport:
+    """Garden the store's staging db once (see ``gardener.service``)."""
+    if not settings.staging_db.exists():
+        raise StoreNotFound(f"no staging database in {settings.store}",
+                            "run `conceptmem run PATH...` (or ingest + extract) first")
+    for module, package in (("umap", "umap-learn"), ("hdbscan", "hdbscan"), ("optuna", "optuna")):
+        if importlib.util.find_spec(module) is None:
+            raise MissingExtraError(package, "gardener")
+    staging = StagingStore.open(settings.staging_db)
+    try:
+        options = GardenOptions(
+            merge_threshold=settings.garden_merge_threshold,
+            decay_after_days=settings.garden_decay_after_days,
+            user_scope=settings.user_scope,
+            assistant_scope=settings.assistant_scope,
+        )
+        return garden(
+            staging,
+            build_embedder(settings),
+            seed=settings.garden_seed if seed is None else seed,
+            trials=settings.garden_trials if trials is None else trials,
+            dry_run=dry_run,
+            now=now or datetime.now(UTC),
+            pinned_params=pinned,
+            options=options,
+        )
+    finally:
+        staging.close()
+
+
+def summary_lines(report: GardenReport, limit: int = 20) -> list[str]:
+    """Readable lines: topics, merges, splits, decays, invalidations (first ``limit`` each)."""
+    lines = [("DRY RUN: nothing applied" if report.dry_run
+              else f"applied {len(report.applied)} plans (run {report.run_id})")]
+    for plan in report.plans:
+        lines.append(f"{plan.step}: {len(plan.actions)} action(s)")
+        for action in plan.actions[:limit]:
+            lines.append("  " + _describe(action))
+        if plan.step == "topics":
+            lines.append(f"  outliers (no topic): {plan.stats.get('outliers', 0)}")
+    if report.study is not None:
+        lines.append(f"study: {len(report.study.trials)} trials, best {report.study.best_value}"
+                     f" with {report.study.best_params}")
+    return lines
+
+
+def _describe(action: Mapping[str, Any]) -> str:
+    kind = action["action"]
+    if kind == "merge":
+        return f"merge {action['merged_titles']} -> {action['survivor_title']!r}"
+    if kind == "split":
+        return f"split {action['title']!r} -> {action.get('part_titles')}"
+    if kind == "decay":
+        return f"decay {action['title']!r}: {action['from']} -> {action['to']}"
+    if kind == "topic":
+        return f"topic {action['label']!r} ({action['size']} concepts)"
+    return (f"{kind} {action['type']} {action['source']} -> {action['target']}"
+            f" (invalid_at {action['invalid_at']})")

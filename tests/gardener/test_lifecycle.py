@@ -1,0 +1,153 @@
+"""Merge/unmerge and split/unsplit round-trips, decay transitions with an explicit ``now``."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+
+from gardener.lifecycle import names_overlap, plan_decay, plan_merges, types_compatible
+from gardener.plans import Plan
+from gardener.service import revert_plan
+from gardener.splits import plan_splits
+from gardener.state import GardenState, concept_text
+from staging.gardener_repo import GardenerRepo
+
+NOW = datetime(2026, 6, 1, tzinfo=UTC)
+
+
+def _state(staging):
+    return GardenState.from_rows(GardenerRepo(staging.db).load_rows())
+
+
+def _vectors(state, embedder):
+    rows = state.live_concepts()
+    vectors = embedder.embed([concept_text(row) for row in rows])
+    return {row["id"]: vectors[i] for i, row in enumerate(rows)}
+
+
+def _apply(staging, plan, prov):
+    GardenerRepo(staging.db).apply_plan(plan.to_dict(), ["test"], prov)
+
+
+def _duplicates(build):
+    build.concept("c_a", "Garden compost project", aliases=["compost heap"],
+                  description="building a compost heap in the garden",
+                  quotes=["I started the compost heap", "turned the compost"])
+    build.concept("c_b", "compost heap", description="building a compost heap in the garden",
+                  quotes=["the compost heap is warm"])
+    build.concept("c_c", "Guitar practice", description="daily guitar chord practice",
+                  quotes=["practised chords"])
+    build.relation("r_1", "c_c", "c_b", "supports", "2026-01-02T00:00:00+00:00")
+
+
+def test_merge_moves_aliases_evidence_relations_and_unmerge_restores_exactly(
+    staging, build, embedder, prov, snapshot
+):
+    _duplicates(build)
+    before = snapshot(staging)
+    state = _state(staging)
+    plan = plan_merges(state, _vectors(state, embedder), threshold=0.6, now=NOW)
+    assert plan.stats == {"merges": 1, "groups": 1}
+    assert plan.actions[0]["survivor"] == "c_a" and plan.actions[0]["merged"] == ["c_b"]
+    _apply(staging, plan, prov)
+
+    merged = staging.db["concepts"].get("c_b")
+    survivor = staging.db["concepts"].get("c_a")
+    assert merged["state"] == "merged" and merged["merged_into"] == "c_a"
+    assert merged["revision_count"] == 2 and survivor["revision_count"] == 2
+    assert json.loads(survivor["aliases"]) == ["compost heap"]  # title already an alias
+    assert staging.count("evidence", "concept_id = 'c_a'") == 3
+    assert staging.db["relations"].get("r_1")["target_concept_id"] == "c_a"
+    link = staging.db["concept_links"].get(("c_b", "c_a", "merged_into"))
+    assert link["active"] == 1 and link["plan_id"] == plan.id
+    assert staging.count("concept_revisions", "action = 'merge'") == 2
+
+    revert_plan(staging, plan.id)
+    after = snapshot(staging)
+    links = after.pop("concept_links")
+    before.pop("concept_links")
+    assert after == before  # concepts, evidence, relations, topics: the exact prior state
+    assert [link["active"] for link in links] == [0]  # the link is kept, inactive
+    assert staging.db["gardener_plans"].get(plan.id)["status"] == "reverted"
+    assert staging.count("concept_revisions", "action = 'unmerge'") == 2
+
+
+def test_merge_needs_compatible_type_and_name_overlap(staging, build, embedder):
+    build.concept("c_a", "compost heap", type="project")
+    build.concept("c_b", "compost heap", type="belief")
+    build.concept("c_c", "compost heap", type="goal")
+    state = _state(staging)
+    plan = plan_merges(state, _vectors(state, embedder), threshold=0.9, now=NOW)
+    assert [a["merged"] for a in plan.actions] == [["c_c"]]  # belief is not compatible
+    assert types_compatible("goal", "project") and not types_compatible("goal", "belief")
+    rows = {r["id"]: r for r in state.live_concepts()}
+    assert names_overlap(rows["c_a"], rows["c_b"])
+
+
+def test_split_round_trip(staging, build, embedder, prov, snapshot):
+    quotes = ["python packaging wheels build", "python packaging wheels pip",
+              "python packaging wheels upload", "sourdough bread starter flour",
+              "sourdough bread starter oven", "sourdough bread starter water"]
+    build.concept("c_mix", "Weekend plans", quotes=quotes)
+    build.concept("c_one", "Single", quotes=["only one quote"])
+    before = snapshot(staging)
+    state = _state(staging)
+    spans = state.evidence_by_concept()["c_mix"]
+    vectors = embedder.embed([s["quote"] for s in spans])
+    plan = plan_splits(state, {s["id"]: vectors[i] for i, s in enumerate(spans)}, now=NOW)
+    assert plan.stats == {"splits": 1}
+    _apply(staging, plan, prov)
+    assert staging.db["concepts"].get("c_mix")["state"] == "split"
+    parts = plan.actions[0]["part_ids"]
+    titles = sorted(staging.db["concepts"].get(p)["title"] for p in parts)
+    assert titles == ["Weekend plans (bread)", "Weekend plans (packaging)"]
+    assert sorted(staging.count("evidence", "concept_id = ?", [p]) for p in parts) == [3, 3]
+    assert staging.count("concept_links", "kind = 'split_into' AND active = 1") == 2
+
+    revert_plan(staging, plan.id)
+    after = snapshot(staging)
+    assert after["evidence"] == before["evidence"]
+    assert after["relations"] == before["relations"]
+    concepts = {row["id"]: row for row in after["concepts"]}
+    assert [row for row in before["concepts"]] == [concepts[r["id"]] for r in before["concepts"]]
+    assert {concepts[p]["state"] for p in parts} == {"merged"}  # folded back, not deleted
+    assert staging.count("concept_links", "active = 1") == 0
+
+
+def test_split_leaves_one_topic_concept_alone(staging, build, embedder):
+    build.concept("c_same", "Bread", quotes=[f"sourdough bread starter {w}" for w in "abcdef"])
+    state = _state(staging)
+    spans = state.evidence_by_concept()["c_same"]
+    vectors = embedder.embed([s["quote"] for s in spans])
+    plan = plan_splits(state, {s["id"]: vectors[i] for i, s in enumerate(spans)}, now=NOW)
+    assert plan.empty
+
+
+def test_decay_active_to_weak_to_archived(staging, build, prov):
+    build.concept("c_old", "old idea", last_seen="2025-10-01T00:00:00+00:00")
+    build.concept("c_rich", "well supported", quotes=["a", "b", "c"],
+                  last_seen="2025-10-01T00:00:00+00:00")
+    build.concept("c_new", "fresh idea", last_seen="2026-05-20T00:00:00+00:00")
+    plan = plan_decay(_state(staging), now=NOW, after_days=180)
+    assert [(a["concept"], a["to"]) for a in plan.actions] == [("c_old", "weak")]
+    _apply(staging, plan, prov)
+    assert staging.db["concepts"].get("c_old")["state"] == "weak"
+
+    assert plan_decay(_state(staging), now=NOW, after_days=180).empty  # not old enough yet
+    later = datetime(2027, 1, 1, tzinfo=UTC)
+    plan2 = plan_decay(_state(staging), now=later, after_days=180)
+    assert {(a["concept"], a["to"]) for a in plan2.actions} == {
+        ("c_old", "archived"), ("c_new", "weak")}
+    _apply(staging, plan2, prov)
+    assert staging.db["concepts"].get("c_old")["state"] == "archived"
+    assert staging.count("concepts") == 3  # never deleted
+    assert staging.db["concepts"].get("c_rich")["state"] == "active"
+
+
+def test_plan_json_round_trip(staging, build, embedder):
+    _duplicates(build)
+    state = _state(staging)
+    plan = plan_merges(state, _vectors(state, embedder), threshold=0.6, now=NOW)
+    again = Plan.from_json(plan.to_json())
+    assert again == plan and again.to_json() == plan.to_json()
+    assert len(again.changes) == len(plan.changes) > 0
