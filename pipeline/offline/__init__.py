@@ -1,0 +1,1 @@
+"""Parts of the offline extractor: text spans, phrase patterns, keyphrases (no model download)."""

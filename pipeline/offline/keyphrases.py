@@ -1,0 +1,101 @@
+"""Keyphrases with YAKE (statistical, no model) and a cheap stopword-based language guess."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+
+__all__ = ["Keyphrase", "guess_language", "keyphrases", "stopwords"]
+
+_WORD = re.compile(r"[^\W\d_][\w'’-]*", re.U)
+_MAX_CHARS = 12_000
+_LANGS = ("en", "es", "fr", "de", "pt", "it", "nl")
+
+Keyphrase = tuple[str, float]
+
+
+def _stopword_dir() -> Path:
+    import yake
+
+    return Path(yake.__file__).parent / "core" / "StopwordsList"
+
+
+@cache
+def stopwords(lang: str) -> frozenset[str]:
+    """YAKE's stopword list for ``lang`` (empty when YAKE has none)."""
+    path = _stopword_dir() / f"stopwords_{lang}.txt"
+    if not path.exists():
+        return frozenset()
+    raw = path.read_bytes()
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("latin-1")
+    return frozenset(w.strip() for w in text.lower().splitlines() if w.strip())
+
+
+def guess_language(text: str) -> str:
+    """The language whose stopwords cover most words; 'en' when unclear (too little text)."""
+    words = [w.lower() for w in _WORD.findall(text[:4000])]
+    if len(words) < 3:
+        return "en"
+    scores = {lang: sum(1 for w in words if w in stopwords(lang)) for lang in _LANGS}
+    best = max(_LANGS, key=lambda lang: (scores[lang], lang == "en"))
+    return best if scores[best] >= max(2, len(words) // 20) else "en"
+
+
+@cache
+def _extractor(lang: str, top: int) -> object:
+    import yake
+
+    return yake.KeywordExtractor(
+        lan=lang, n=3, top=top, dedup_lim=0.8, stopwords=set(stopwords(lang))
+    )
+
+
+def keyphrases(text: str, lang: str, top: int = 10) -> list[Keyphrase]:
+    """Up to ``top`` keyphrases, best first, filtered to plausible names."""
+    sample = text[:_MAX_CHARS]
+    if len(_WORD.findall(sample)) < 3:
+        return []
+    try:
+        found = _extractor(lang, top * 3).extract_keywords(sample)  # type: ignore[attr-defined]
+    except Exception:  # YAKE is a heuristic library; a failure must not stop extraction
+        return []
+    stops = stopwords(lang) | stopwords("en")
+    lowered = sample.lower()
+    kept: dict[str, Keyphrase] = {}
+    for phrase, score in found:
+        for run in _runs(str(phrase), stops):
+            if _plausible(run) and _repeated_if_common(run, lowered):
+                kept.setdefault(run.casefold(), (run, float(score)))
+    return list(kept.values())[:top]
+
+
+def _runs(phrase: str, stops: frozenset[str]) -> list[str]:
+    """The stopword-free runs of words of a YAKE n-gram ("lives in Lisbon" -> lives, Lisbon)."""
+    runs: list[list[str]] = [[]]
+    for word in phrase.split():
+        if word.lower() in stops:
+            runs.append([])
+        else:
+            runs[-1].append(word)
+    return [" ".join(run) for run in runs if run]
+
+
+def _repeated_if_common(phrase: str, lowered: str) -> bool:
+    """A single lowercase word counts only when the text uses it more than once."""
+    if " " in phrase or not phrase.islower():
+        return True
+    return len(re.findall(rf"(?<!\w){re.escape(phrase)}(?!\w)", lowered)) >= 2
+
+
+def _plausible(phrase: str) -> bool:
+    words = phrase.split()
+    if not words or len(phrase) > 60 or not all(_WORD.fullmatch(w) for w in words):
+        return False
+    if len(words) > 1:
+        return True
+    word = words[0]
+    return any(ch.isupper() for ch in word) or len(word) >= 6
