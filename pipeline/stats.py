@@ -52,5 +52,31 @@ def _staging_counts(staging: StagingStore) -> dict[str, Any]:
         "llm_calls": staging.count("llm_calls"),
         "llm_failures": {name: count for name, count in failures},
         "rejected_mentions": staging.count("mentions", "verified = 0"),
+        "mentions": staging.count("mentions"),
+        "rejected_by_reason": _rejections(staging),
+        "decisions": _grouped(staging, "SELECT action, COUNT(*) FROM mapper_decisions GROUP BY 1"),
+        "segments_by_status": _grouped(staging, "SELECT status, COUNT(*) FROM segments GROUP BY 1"),
         "runs": staging.count("runs"),
     }
+
+
+def _grouped(staging: StagingStore, sql: str) -> dict[str, int]:
+    return {str(key): int(count) for key, count in staging.db.execute(sql).fetchall()}
+
+
+def _rejections(staging: StagingStore) -> dict[str, int]:
+    """Rejected mentions by reason: failed verification, then mapper rejections."""
+    found = _grouped(
+        staging,
+        "SELECT COALESCE(reject_reason, 'unknown'), COUNT(*) FROM mentions WHERE verified = 0"
+        " GROUP BY 1",
+    )
+    mapper = _grouped(
+        staging,
+        "SELECT reason, COUNT(*) FROM mapper_decisions WHERE action = 'reject'"
+        " AND reason NOT LIKE 'unverified_evidence:%' GROUP BY 1",
+    )
+    for reason, count in mapper.items():
+        key = reason.split(":")[0]
+        found[key] = found.get(key, 0) + count
+    return dict(sorted(found.items()))

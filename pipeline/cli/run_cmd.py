@@ -1,9 +1,38 @@
-"""`conceptmem run` (registered by its owning issue)."""
+"""`conceptmem run`."""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Annotated
+
 import typer
+from rich.console import Console
+from rich.markup import escape
+
+from pipeline.cli.app import settings_from
+from pipeline.run import RunOptions, StageReport, run_pipeline
 
 
 def register(app: typer.Typer) -> None:
-    """Not registered yet."""
+    app.command("run")(run)
+
+
+def run(
+    ctx: typer.Context,
+    paths: Annotated[list[Path], typer.Argument(help="Export files (JSON, JSONL).")],
+    format: Annotated[
+        str | None, typer.Option("--format", help="Override format auto-detection.")
+    ] = None,
+    offline: Annotated[
+        bool, typer.Option("--offline", help="Use the offline extractor even if an LLM is set.")
+    ] = False,
+) -> None:
+    """Ingest exports, then extract concepts (and later sync and garden), in one go."""
+    settings = settings_from(ctx)
+    console = Console(stderr=True)
+
+    def show(name: str, report: StageReport) -> None:
+        console.print(f"[bold]{name}[/]: {escape(report.summary())}", highlight=False)
+
+    options = RunOptions(tuple(paths), format, True if offline else None, progress=True)
+    run_pipeline(settings, options, on_stage=show)
