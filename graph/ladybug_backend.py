@@ -11,7 +11,8 @@ so they are not used.
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,8 @@ from graph.model import SCHEMA, EdgeSpec, NodeSpec, Row
 __all__ = ["LadybugGraph"]
 
 BATCH = 5000
+BUFFER_POOL = 2 * 1024**3
+"""Bytes of page cache; the engine's default (80% of RAM) costs ~0.3 s per open."""
 
 
 def _columns(spec: NodeSpec | EdgeSpec) -> str:
@@ -60,8 +63,9 @@ class LadybugGraph(CypherGraph):
         self.path = Path(path)
         self.target = str(self.path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._in_batch = False
         try:
-            self._db = ladybug.Database(str(self.path))
+            self._db = ladybug.Database(str(self.path), buffer_pool_size=BUFFER_POOL)
             self._conn = ladybug.Connection(self._db)
         except RuntimeError as exc:
             raise GraphUnavailable(
@@ -86,6 +90,23 @@ class LadybugGraph(CypherGraph):
             result = result[-1]
         names = result.get_column_names()
         return [dict(zip(names, values, strict=True)) for values in result.get_all()]
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """One transaction around a group of writes (one commit instead of one per statement)."""
+        if self._in_batch:
+            yield
+            return
+        self._execute("BEGIN TRANSACTION")
+        self._in_batch = True
+        try:
+            yield
+        except BaseException:
+            self._in_batch = False
+            self._conn.execute("ROLLBACK")
+            raise
+        self._in_batch = False
+        self._execute("COMMIT")
 
     def run_cypher(self, query: str, params: Mapping[str, Any] | None = None) -> list[Row]:
         return self._read(query, params)

@@ -7,7 +7,8 @@ Only nodes with this schema's labels are ever deleted.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from graph.cypher_base import CypherGraph, spec_for
@@ -77,6 +78,11 @@ class Neo4jGraph(CypherGraph):
     def _auto(self, query: str) -> None:
         with self._driver.session(database=self.database) as session:
             session.run(query).consume()
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """Writes already commit per UNWIND batch in managed transactions; nothing to group."""
+        yield
 
     def run_cypher(self, query: str, params: Mapping[str, Any] | None = None) -> list[Row]:
         return self._read(query, params)

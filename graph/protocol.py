@@ -7,6 +7,7 @@ property of their spec (edges also ``src`` and ``dst``, the ids of their end nod
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Protocol, runtime_checkable
 
 from graph.model import AsOfState, ConceptHistory, ConceptRef, EvidenceRow, Row, WindowMessage
@@ -27,6 +28,9 @@ class GraphStore(Protocol):
 
     def ensure_schema(self) -> None:
         """Declare node tables/constraints and edge tables/indexes (idempotent)."""
+
+    def batch(self) -> AbstractContextManager[None]:
+        """Group the writes inside the block into as few commits as the engine allows."""
 
     def upsert_nodes(self, label: str, rows: Sequence[Row]) -> int:
         """Insert or update nodes by id; returns the number of rows sent."""

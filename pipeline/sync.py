@@ -1,0 +1,214 @@
+"""Project the source and staging databases into the graph; verify the graph against them.
+
+A sync compares each projected row's content hash with the ``row_hash`` stored on the graph:
+new and changed rows are written, rows gone from SQLite are removed, unchanged rows are not
+touched, so a second sync writes nothing. An empty graph (first sync, ``--rebuild``) is bulk
+loaded. Edges whose end nodes are not projected are skipped and counted as ``dangling``.
+Every sync records a run and a receipt (counts per label and type, status, times) in staging.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import metadata
+from typing import Any
+
+from graph import EDGE_TYPES, NODE_LABELS, SCHEMA, GraphStore, open_graph
+from pipeline.settings import Settings
+from staging import SourceStore, StagingStore
+from staging.errors import StoreNotFound
+from staging.projection import Projection, project
+from staging.receipts import finish_receipt, start_receipt
+
+__all__ = ["Drift", "SyncReport", "VerifyReport", "project_store", "sync_store", "verify_store"]
+
+_SAMPLE = 10
+
+
+@dataclass
+class SyncReport:
+    backend: str
+    target: str
+    rebuild: bool
+    bulk: bool
+    receipt_id: str
+    seconds: float
+    written: dict[str, int] = field(default_factory=dict)
+    deleted: dict[str, int] = field(default_factory=dict)
+    dangling: dict[str, int] = field(default_factory=dict)
+    counts: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def rows_written(self) -> int:
+        return sum(self.written.values()) + sum(self.deleted.values())
+
+
+@dataclass(frozen=True)
+class Drift:
+    """How one label or edge type differs between SQLite and the graph (ids sampled)."""
+
+    kind: str
+    expected: int
+    actual: int
+    missing: tuple[str, ...]
+    extra: tuple[str, ...]
+    changed: tuple[str, ...]
+    n_missing: int
+    n_extra: int
+    n_changed: int
+
+
+@dataclass
+class VerifyReport:
+    backend: str
+    target: str
+    expected: dict[str, int]
+    actual: dict[str, int]
+    drift: list[Drift]
+
+    @property
+    def ok(self) -> bool:
+        return not self.drift
+
+
+def _code_version() -> str:
+    try:
+        return metadata.version("conceptmem")
+    except metadata.PackageNotFoundError:
+        return "0+unknown"
+
+
+def _open_stores(settings: Settings) -> tuple[SourceStore, StagingStore]:
+    if not settings.source_db.exists():
+        raise StoreNotFound(
+            f"{settings.source_db}: no source database in store {settings.store}",
+            "run `conceptmem ingest PATH` (or `conceptmem run PATH`) first",
+        )
+    return SourceStore.open(settings.source_db), StagingStore.open(settings.staging_db)
+
+
+def project_store(source: SourceStore, staging: StagingStore) -> tuple[Projection, dict[str, int]]:
+    """All rows per kind, with edges whose end nodes are not projected removed (and counted)."""
+    rows = project(source.db, staging.db)
+    node_ids = {label: {r["id"] for r in rows[label]} for label in NODE_LABELS}
+    dangling: dict[str, int] = {}
+    for edge_type in EDGE_TYPES:
+        spec = SCHEMA.edges[edge_type]
+        src_ids, dst_ids = node_ids[spec.src_label], node_ids[spec.dst_label]
+        kept = [r for r in rows[edge_type] if r["src"] in src_ids and r["dst"] in dst_ids]
+        dangling[edge_type] = len(rows[edge_type]) - len(kept)
+        rows[edge_type] = kept
+    return rows, dangling
+
+
+Say = Callable[[str], None]
+
+
+def _apply_diff(graph: GraphStore, rows: Projection, report: SyncReport, say: Say) -> None:
+    plans: dict[str, tuple[list[str], list[str], list[dict[str, Any]]]] = {}
+    for kind in SCHEMA.kinds():
+        current = graph.hashes(kind)
+        desired = {r["id"]: r for r in rows[kind]}
+        stale = sorted(set(current) - set(desired))
+        changed = sorted(
+            i for i, r in desired.items() if current.get(i, r["row_hash"]) != r["row_hash"]
+        )
+        upserts = [r for i, r in desired.items() if current.get(i) != r["row_hash"]]
+        plans[kind] = (stale, changed, upserts)
+    for edge_type in EDGE_TYPES:  # stale and changed edges go first (their ends may change)
+        stale, changed, _ = plans[edge_type]
+        graph.delete_edges(edge_type, stale + changed)
+        report.deleted[edge_type] = len(stale)
+    for label in NODE_LABELS:
+        stale, _, upserts = plans[label]
+        graph.delete_nodes(label, stale)
+        report.deleted[label] = len(stale)
+        report.written[label] = graph.upsert_nodes(label, upserts)
+        say(f"{label}: {len(upserts)} written, {len(stale)} removed")
+    for edge_type in EDGE_TYPES:
+        _, _, upserts = plans[edge_type]
+        report.written[edge_type] = graph.upsert_edges(edge_type, upserts)
+        say(f"{edge_type}: {len(upserts)} written, {report.deleted[edge_type]} removed")
+
+
+def _bulk(graph: GraphStore, rows: Projection, report: SyncReport, say: Say) -> None:
+    graph.delete_all()
+    graph.bulk_load({k: rows[k] for k in NODE_LABELS}, {k: rows[k] for k in EDGE_TYPES})
+    for kind in SCHEMA.kinds():
+        report.written[kind] = len(rows[kind])
+        report.deleted[kind] = 0
+    say(f"bulk-loaded {sum(report.written.values())} rows")
+
+
+def sync_store(
+    settings: Settings, backend: str | None = None, rebuild: bool = False, progress: bool = False
+) -> SyncReport:
+    """Bring the graph in line with SQLite; ``rebuild`` drops it and reprojects everything."""
+    name = backend or settings.graph_backend
+    source, staging = _open_stores(settings)
+    started = time.perf_counter()
+
+    def say(text: str) -> None:
+        if progress:
+            print(f"  sync: {text}", file=sys.stderr)
+
+    run = staging.start_run("sync", {"backend": name, "rebuild": rebuild}, _code_version(),
+                            settings.user_scope, settings.assistant_scope)
+    graph = open_graph(settings, name)
+    receipt = start_receipt(staging.db, run, name, graph.target)
+    report = SyncReport(name, graph.target, rebuild, False, receipt, 0.0)
+    try:
+        rows, report.dangling = project_store(source, staging)
+        report.bulk = rebuild or not any(graph.counts().values())
+        with graph.batch():
+            (_bulk if report.bulk else _apply_diff)(graph, rows, report, say)
+        report.counts = graph.counts()
+        report.seconds = round(time.perf_counter() - started, 3)
+        summary = {"target": graph.target, "written": report.written, "deleted": report.deleted,
+                   "dangling": report.dangling, "graph": report.counts, "bulk": report.bulk}
+        finish_receipt(staging.db, receipt, "completed", summary)
+        staging.finish_run(run, "completed", {"rows_written": report.rows_written})
+    except BaseException as exc:
+        finish_receipt(staging.db, receipt, "failed", {"target": graph.target, "error": str(exc)})
+        staging.finish_run(run, "failed", error=str(exc))
+        raise
+    finally:
+        graph.close()
+        source.close()
+        staging.close()
+    return report
+
+
+def _drift(kind: str, desired: dict[str, str], current: dict[str, str]) -> Drift | None:
+    missing = sorted(set(desired) - set(current))
+    extra = sorted(set(current) - set(desired))
+    changed = sorted(i for i in desired if i in current and current[i] != desired[i])
+    if not (missing or extra or changed):
+        return None
+    return Drift(kind, len(desired), len(current), tuple(missing[:_SAMPLE]),
+                 tuple(extra[:_SAMPLE]), tuple(changed[:_SAMPLE]),
+                 len(missing), len(extra), len(changed))
+
+
+def verify_store(settings: Settings, backend: str | None = None) -> VerifyReport:
+    """Compare graph ids and row hashes with what SQLite projects, per label and type."""
+    source, staging = _open_stores(settings)
+    graph = open_graph(settings, backend)
+    try:
+        rows, _ = project_store(source, staging)
+        report = VerifyReport(graph.backend, graph.target, {}, {}, [])
+        for kind in SCHEMA.kinds():
+            desired = {r["id"]: r["row_hash"] for r in rows[kind]}
+            current = graph.hashes(kind)
+            report.expected[kind], report.actual[kind] = len(desired), len(current)
+            drift = _drift(kind, desired, current)
+            if drift is not None:
+                report.drift.append(drift)
+        return report
+    finally:
+        graph.close()
+        source.close()
+        staging.close()
