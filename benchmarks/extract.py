@@ -1,0 +1,203 @@
+"""Extraction benchmark: LLM-path throughput, prompt tokens versus a naive baseline, offline speed.
+
+    .venv/bin/python benchmarks/extract.py [--segments 200] [--latency 0.5] [--concurrency 16]
+
+1. Throughput: the scripted OpenAI-compatible server (tests/llm_server.py) answers every call
+   after ``--latency`` seconds; ``--concurrency`` threads run ``LLMExtractor`` (the real openai
+   client, validation and the SQLite call log) over synthetic segments of 5 messages.
+   Target: >= 50 messages/s at 500 ms latency and concurrency 16.
+2. Prompt tokens per message (cl100k_base): our prompt + strict ExtractionResult schema versus a
+   NAIVE prompt that sends the full ConceptHypothesis schema and the known concepts (titles and
+   descriptions) on every call so the model decides identity. Seed 002 reports -48%.
+3. Offline extractor messages/s, if ``pipeline.offline_extractor`` is present.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import random
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from ontology import (
+    ConceptHypothesis,
+    ExtractionRequest,
+    ExtractionResult,
+    SegmentMessage,
+    StrictBase,
+    strict_json_schema,
+)
+from pipeline.llm import (
+    SYSTEM_PROMPT,
+    LLMCallLog,
+    LLMExtractor,
+    StructuredClient,
+    count_message_tokens,
+    count_tokens,
+    render_extraction_messages,
+)
+from pipeline.settings import Settings
+from staging import StagingStore
+
+ROOT = Path(__file__).resolve().parents[1]
+
+WORDS = (
+    "garden", "tomato", "schedule", "thesis", "marathon", "budget", "python", "refactor",
+    "family", "trip", "lisbon", "german", "lessons", "piano", "habit", "sleep", "coffee",
+    "deadline", "manager", "promotion", "startup", "idea", "database", "migration", "anxiety",
+    "meditation", "recipe", "bread", "sourdough", "climbing", "knee", "injury", "apartment",
+    "rent", "savings", "investment", "book", "novel", "chapter", "podcast", "interview",
+    "bicycle",
+)
+STARTS = ("I want to", "My goal is to", "I keep failing to", "We decided to", "I believe we should",
+          "Yesterday I tried to", "I'm worried that I can't", "The plan is to")
+
+
+def _llm_server_module() -> Any:
+    spec = importlib.util.spec_from_file_location("llm_server", ROOT / "tests" / "llm_server.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["llm_server"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def synthetic_requests(
+    segments: int, per_segment: int = 5, seed: int = 7
+) -> list[ExtractionRequest]:
+    rng = random.Random(seed)
+    start = datetime(2024, 3, 1, tzinfo=UTC)
+    requests = []
+    for s in range(segments):
+        messages = []
+        for i in range(1, per_segment + 1):
+            words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(25, 60)))
+            text = f"{rng.choice(STARTS)} {words}."
+            messages.append(SegmentMessage(
+                ref=f"m{i}", message_id=f"msg_{s:05d}_{i}_{rng.getrandbits(64):016x}",
+                role="user" if i % 2 else "assistant", author=None,
+                created_at=start + timedelta(minutes=s * 10 + i), text=text))
+        requests.append(ExtractionRequest(f"seg_{s:05d}", f"Conversation {s}", tuple(messages)))
+    return requests
+
+
+def bench_throughput(requests: list[ExtractionRequest], latency: float, workers: int) -> None:
+    server_mod = _llm_server_module()
+
+    def slow_echo(body: dict[str, Any]) -> Any:
+        return replace(server_mod.echo_extraction(body), delay_s=latency)
+
+    with tempfile.TemporaryDirectory() as tmp, server_mod.ScriptedLLMServer(slow_echo) as server:
+        settings = Settings(store=Path(tmp), llm_base_url=server.base_url, llm_model="bench",
+                            llm_timeout_s=30.0, llm_concurrency=workers)
+        staging = StagingStore.open(settings.staging_db)
+        log = LLMCallLog(staging, staging.start_run("extract", {}, "bench", "u", "a"))
+        extractor = LLMExtractor(StructuredClient(settings, log), settings.llm_model)
+        started = time.perf_counter()
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            results = list(pool.map(extractor.extract, requests))
+        elapsed = time.perf_counter() - started
+        ok = staging.count("llm_calls", "status = 'ok'")
+        log.close()
+        staging.close()
+    messages = sum(len(r.messages) for r in requests)
+    assert all(isinstance(r, ExtractionResult) for r in results) and ok == len(requests)
+    ideal = len(requests) * latency / workers
+    print(f"throughput: {len(requests)} segments, {messages} messages, "
+          f"latency {latency * 1000:.0f} ms, concurrency {workers}")
+    print(f"  elapsed {elapsed:.2f}s (ideal {ideal:.2f}s) -> {messages / elapsed:.1f} messages/s, "
+          f"{len(requests) / elapsed:.1f} calls/s; {ok} ok rows in llm_calls "
+          f"[target >= 50 messages/s: {'PASS' if messages / elapsed >= 50 else 'FAIL'}]")
+
+
+def known_concepts(count: int, seed: int = 11) -> list[dict[str, str]]:
+    rng = random.Random(seed)
+    return [{"concept_id": f"concept_{rng.getrandbits(64):016x}",
+             "title": " ".join(rng.choice(WORDS) for _ in range(rng.randint(2, 4))).title(),
+             "description": "The user " + " ".join(rng.choice(WORDS) for _ in range(12)) + "."}
+            for _ in range(count)]
+
+
+class NaiveReply(StrictBase):
+    """The naive reply: full ConceptHypothesis objects, identity decided by the model."""
+
+    concepts: list[ConceptHypothesis] = Field(description="Concepts, new or updated.")
+
+
+def naive_messages(request: ExtractionRequest, known: list[dict[str, str]]) -> list[dict[str, str]]:
+    schema = json.dumps(strict_json_schema(ConceptHypothesis), indent=2)
+    system = (
+        "You maintain a concept memory of the user. Read the conversation and return the "
+        "concepts it contains as ConceptHypothesis objects following this JSON schema:\n"
+        f"{schema}\n"
+        "If a concept is already known, reuse its concept_id and update its description, "
+        "aliases, confidence and revision_count; otherwise create a new concept_id. Give "
+        "evidence_spans with the source_id, message_id and the exact text.\n"
+        "Known concepts:\n" + json.dumps(known, indent=1)
+    )
+    lines = [f"Conversation: {request.conversation_title}"]
+    for m in request.messages:
+        lines.append(f"message_id={m.message_id} role={m.role} time={m.created_at}\n{m.text}")
+    return [{"role": "system", "content": system}, {"role": "user", "content": "\n\n".join(lines)}]
+
+
+def bench_tokens(requests: list[ExtractionRequest], known_count: int) -> None:
+    ours_schema = strict_json_schema(ExtractionResult)
+    naive_schema = strict_json_schema(NaiveReply)
+    messages = sum(len(r.messages) for r in requests)
+    ours = sum(count_message_tokens(render_extraction_messages(r), ours_schema) for r in requests)
+    print(f"prompt tokens per message over {len(requests)} segments of "
+          f"{messages // len(requests)} messages (cl100k_base):")
+    fixed = count_tokens(SYSTEM_PROMPT) + count_tokens(json.dumps(ours_schema,
+                                                                separators=(",", ":")))
+    print(f"  ours (prompt + strict ExtractionResult schema): {ours / messages:.1f} "
+          f"(of which {fixed} fixed per call: system prompt + schema)")
+    for count in sorted({0, known_count}):
+        known = known_concepts(count)
+        naive = sum(count_message_tokens(naive_messages(r, known), naive_schema) for r in requests)
+        print(f"  naive (ConceptHypothesis schema + {count} known concepts): "
+              f"{naive / messages:.1f} -> ours is {100 * (ours / naive - 1):+.0f}%")
+
+
+def bench_offline(requests: list[ExtractionRequest]) -> None:
+    try:
+        from pipeline.offline_extractor import OfflineExtractor
+    except ImportError:
+        print("offline extractor: not available")
+        return
+    extractor = OfflineExtractor()
+    messages = sum(len(r.messages) for r in requests)
+    started = time.perf_counter()
+    mentions = sum(len(extractor.extract(r).mentions) for r in requests)
+    elapsed = time.perf_counter() - started
+    print(f"offline extractor ({extractor.label}): {messages} messages in {elapsed:.2f}s -> "
+          f"{messages / elapsed:.0f} messages/s, {mentions} mentions")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--segments", type=int, default=200)
+    parser.add_argument("--latency", type=float, default=0.5)
+    parser.add_argument("--concurrency", type=int, default=16)
+    parser.add_argument("--known", type=int, default=300)
+    parser.add_argument("--offline-segments", type=int, default=200)
+    args = parser.parse_args()
+    requests = synthetic_requests(args.segments)
+    bench_tokens(requests, args.known)
+    bench_throughput(requests, args.latency, args.concurrency)
+    if args.offline_segments:
+        bench_offline(synthetic_requests(args.offline_segments, seed=3))
+
+
+if __name__ == "__main__":
+    main()
