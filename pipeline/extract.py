@@ -170,7 +170,8 @@ class _Stage:
             "model": s.llm_model, "embedder": s.embedder,
             "segment_max_tokens": s.segment_max_tokens,
             "thresholds": [s.mapper_alias_threshold, s.mapper_fuzzy_threshold,
-                           s.mapper_embedding_threshold, s.mapper_min_quote_chars],
+                           s.mapper_embedding_threshold, s.mapper_embedding_min_fuzzy,
+                           s.mapper_min_quote_chars],
             "schema": schema_hash(strict_json_schema(ExtractionResult)),
         }
 

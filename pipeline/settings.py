@@ -56,7 +56,9 @@ class Settings(BaseSettings):
     # -- semantic mapper ------------------------------------------------------------------------
     mapper_alias_threshold: float = 1.0
     mapper_fuzzy_threshold: float = 92.0
-    mapper_embedding_threshold: float = 0.90
+    # e5-style embeddings put short unrelated names near 0.90: 0.95 plus some lexical support
+    mapper_embedding_threshold: float = 0.95
+    mapper_embedding_min_fuzzy: float = 50.0
     mapper_min_quote_chars: int = 3
 
     # -- graph --------------------------------------------------------------------------------

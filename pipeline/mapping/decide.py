@@ -3,7 +3,9 @@
 A candidate matches a mention when their types are compatible and one signal clears its
 threshold: an exact alias hit on the normalised name, a fuzzy score (rapidfuzz
 token_sort_ratio, 0-100), or an embedding cosine (same type only: names that merely sound alike
-in embedding space are a weaker signal). Ties break on the signal order, then on concept id.
+in embedding space are a weaker signal, and it also needs a minimum fuzzy score, because
+e5-style embeddings score short unrelated names around 0.90). Ties break on the signal order,
+then on concept id. A token-sorted fuzzy score of 100 * ``alias`` counts as an alias hit.
 """
 
 from __future__ import annotations
@@ -45,8 +47,10 @@ def type_compat(left: str, right: str) -> float:
 
 @dataclass(frozen=True)
 class Thresholds:
+    alias: float = 1.0  # token-sorted similarity (0-1) that counts as an alias hit
     fuzzy: float = 92.0
-    cosine: float = 0.90
+    cosine: float = 0.95
+    cosine_min_fuzzy: float = 50.0  # an embedding match needs this much lexical support
     description_gain: float = 1.5
     confidence_gain: float = 0.05
 
@@ -81,11 +85,12 @@ class Decision:
 def _via(candidate: Candidate, compat: float, limits: Thresholds) -> str | None:
     if compat <= 0.0:
         return None
-    if candidate.alias_hit:
+    if candidate.alias_hit or candidate.fuzzy >= 100.0 * limits.alias:
         return "alias"
     if candidate.fuzzy >= limits.fuzzy:
         return "fuzzy"
-    if compat >= 1.0 and candidate.cosine >= limits.cosine:
+    if (compat >= 1.0 and candidate.cosine >= limits.cosine
+            and candidate.fuzzy >= limits.cosine_min_fuzzy):
         return "embedding"
     return None
 

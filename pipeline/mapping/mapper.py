@@ -67,7 +67,9 @@ class SemanticMapper:
         self.repo = repo
         self.settings = settings
         self.limits = Thresholds(
-            fuzzy=settings.mapper_fuzzy_threshold, cosine=settings.mapper_embedding_threshold
+            alias=settings.mapper_alias_threshold, fuzzy=settings.mapper_fuzzy_threshold,
+            cosine=settings.mapper_embedding_threshold,
+            cosine_min_fuzzy=settings.mapper_embedding_min_fuzzy,
         )
         self.index = ConceptIndex.build(embedder, repo.rows())
 

@@ -115,18 +115,22 @@ def test_fuzzy_near_duplicate_refines_with_alias(world, settings) -> None:  # ty
     assert scores["fuzzy"] >= settings.mapper_fuzzy_threshold and not scores["alias_hit"]
 
 
-def test_embedding_match_needs_same_type(world, settings) -> None:  # type: ignore[no-untyped-def]
+def test_embedding_match_needs_same_type_and_some_lexical_support(world, settings) -> None:  # type: ignore[no-untyped-def]
     staging, repo, run = world
-    embedder = WordEmbedder({"sprint": "run", "marathon": "run"})
-    _map(staging, repo, run, settings, [_item("run", "I run", kind="behavioral_pattern")],
-         embedder)
-    tally = _map(staging, repo, run, settings,
-                 [_item("sprint", "sprint", kind="behavioral_pattern", message="msg-2"),
-                  _item("marathon", "marathon", kind="event", message="msg-3")], embedder)
-    assert tally.actions == {"refine": 1, "create": 1}  # "sprint" becomes an alias
+    embedder = WordEmbedder({"jog": "run", "sprint": "run", "dawn": "morning"})
+    _map(staging, repo, run, settings,
+         [_item("morning run", "I run", kind="behavioral_pattern")], embedder)
+    tally = _map(staging, repo, run, settings, [
+        _item("morning jog", "jog", kind="behavioral_pattern", message="msg-2"),
+        _item("morning jog", "a jog", kind="event", message="msg-3"),
+        _item("dawn sprint", "sprint", kind="behavioral_pattern", message="msg-4"),
+    ], embedder)
+    assert tally.actions == {"refine": 1, "create": 2}  # "morning jog" becomes an alias
     scores = [json.loads(d["scores"]) for d in _decisions(staging)[1:]]
-    assert scores[0]["via"] == "embedding" and scores[0]["cosine"] >= 0.9
-    assert scores[1]["via"] is None
+    assert scores[0]["via"] == "embedding" and scores[0]["cosine"] >= 0.95
+    assert settings.mapper_embedding_min_fuzzy <= scores[0]["fuzzy"] < 92
+    assert scores[1]["via"] is None  # event vs behavioral_pattern: no match
+    assert scores[2]["cosine"] >= 0.95 and scores[2]["via"] is None  # no lexical support
 
 
 def test_different_type_creates_a_new_concept(world, settings) -> None:  # type: ignore[no-untyped-def]
