@@ -27,7 +27,7 @@ from ontology import (
 )
 from pipeline.offline.keyphrases import guess_language, keyphrases
 from pipeline.offline.patterns import Pattern, patterns_for
-from pipeline.offline.text import Span, clean_title, quote_around, sentences
+from pipeline.offline.text import Span, clean_title, mask_code, quote_around, sentences
 
 _Sentences = list[tuple[SegmentMessage, list[tuple[Span, str]]]]
 
@@ -42,6 +42,8 @@ _TITLE_WORDS = 6
 _LONG_TITLE_WORDS = 8
 _USER_KEYPHRASE_CONFIDENCE = 0.45
 _ASSISTANT_KEYPHRASE_CONFIDENCE = 0.3
+_USER_KEYPHRASE_CHARS = 6000
+_ASSISTANT_KEYPHRASE_CHARS = 1500
 _PROJECT_WORDS = _word_set(
     "app application tool library website site startup book thesis project platform bot game"
     " course podcast blog plugin extension api cli service dashboard newsletter channel"
@@ -83,7 +85,7 @@ class OfflineExtractor:
 
     label = "offline:v1"
 
-    def __init__(self, max_keyphrases: int = 8, max_mentions: int = 40) -> None:
+    def __init__(self, max_keyphrases: int = 10, max_mentions: int = 40) -> None:
         self.max_keyphrases = max_keyphrases
         self.max_mentions = max_mentions
 
@@ -92,20 +94,22 @@ class OfflineExtractor:
         assistant = [m for m in request.messages if m.role == "assistant" and m.text.strip()]
         lang = guess_language(" ".join(m.text[:2000] for m in user or assistant))
         drafts = [d for m in user for d in _pattern_drafts(m, patterns_for(lang))]
-        named = drafts + self._keyphrase_drafts(user, lang, _USER_KEYPHRASE_CONFIDENCE)
-        named += self._keyphrase_drafts(assistant, lang, _ASSISTANT_KEYPHRASE_CONFIDENCE)
-        drafts += [d for d in named[len(drafts) :] if not _inside_pattern_title(d, drafts)]
+        named = self._keyphrase_drafts(user, assistant, lang)
+        drafts += [d for d in named if not _inside_pattern_title(d, drafts)]
         unique = _dedupe(drafts)[: self.max_mentions]
         _link(unique)
         return ExtractionResult(mentions=[_mention(d) for d in unique])
 
     def _keyphrase_drafts(
-        self, messages: list[SegmentMessage], lang: str, confidence: float
+        self, user: list[SegmentMessage], assistant: list[SegmentMessage], lang: str
     ) -> list[_Draft]:
-        if not messages:
-            return []
-        text = "\n".join(m.text for m in messages)
-        split = [(m, [(s, m.text[s.start : s.end]) for s in sentences(m.text)]) for m in messages]
+        """One YAKE pass per segment (user text, then a bounded share of assistant text)."""
+        text = "\n".join(mask_code(m.text) for m in user)[:_USER_KEYPHRASE_CHARS]
+        text += "\n" + "\n".join(mask_code(m.text) for m in assistant)[:_ASSISTANT_KEYPHRASE_CHARS]
+        split = [
+            (m, [(s, m.text[s.start : s.end]) for s in sentences(m.text)])
+            for m in [*user, *assistant]
+        ]
         drafts: list[_Draft] = []
         for rank, (phrase, _score) in enumerate(keyphrases(text, lang, self.max_keyphrases)):
             found = _locate(phrase, split)
@@ -113,8 +117,13 @@ class OfflineExtractor:
                 continue
             message, quote, start = found
             kind: ConceptType = "project" if _is_project(phrase) else "entity"
-            weight = confidence - 0.02 * rank
-            drafts.append(_Draft(phrase, kind, quote, message.ref, round(weight, 3), start))
+            base = (
+                _USER_KEYPHRASE_CONFIDENCE
+                if message.role == "user"
+                else _ASSISTANT_KEYPHRASE_CONFIDENCE
+            )
+            weight = round(max(0.1, base - 0.02 * rank), 3)
+            drafts.append(_Draft(phrase, kind, quote, message.ref, weight, start))
         return drafts
 
 

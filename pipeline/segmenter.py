@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ontology import ExtractionRequest, Message, SegmentMessage, stable_id
 from pipeline.settings import Settings
 from staging import Run, SourceStore, StagingStore, transaction
-from staging.segments_repo import SegmentsRepo
+from staging.segments_repo import SegmentRow, SegmentsRepo
 
 __all__ = [
     "CURRENT_BRANCH",
@@ -73,7 +73,8 @@ def segment_conversation(
 
 
 def to_extraction_request(
-    plan: SegmentPlan, messages_by_id: Mapping[str, Message], conversation_title: str | None
+    plan: SegmentPlan | SegmentRow,
+    messages_by_id: Mapping[str, Message], conversation_title: str | None
 ) -> ExtractionRequest:
     """The segment as an extractor sees it: messages with text, labelled m1..mN in order."""
     shown: list[SegmentMessage] = []
