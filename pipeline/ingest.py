@@ -22,6 +22,7 @@ rows, and a newer export of the same account adds only its new conversations and
 
 from __future__ import annotations
 
+import gc
 import hashlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -152,11 +153,24 @@ def ingest_file(
     ctx = ImportContext(source.id, settings.user_scope, settings.assistant_scope,
                         family=detected.format)
     try:
-        with path.open("rb") as f, transaction(store.db):
+        with _gc_paused(), path.open("rb") as f, transaction(store.db):
             counts = _store_records(store, source, ctx, f, detected.container, on_progress)
     except OSError as exc:
         raise InputFileError(str(path), "file", f"cannot read ({exc})") from exc
     return FileReport(str(path), detected.format, sha, source.id, counts)
+
+
+@contextmanager
+def _gc_paused() -> Iterator[None]:
+    """Pause the cyclic GC while a file streams through: records are acyclic dicts freed by
+    reference counting, and the collector's passes over them cost ~30% of ingest time."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 @contextmanager

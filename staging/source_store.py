@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -89,37 +90,87 @@ class SourceStore:
     ) -> ImportCounts:
         """Batched :meth:`add_conversation`: a few ``executemany`` calls for many rows.
 
-        Stored rows are immutable except the mutable fields a newer export may change:
-        conversation title/updated_at and message position/on_current_branch.
+        Stored rows are immutable except the fields a newer export may change: conversation
+        title/updated_at and message position/on_current_branch (refreshed only for
+        conversations that were already stored).
         """
         conn = self.db.conn
         counts = ImportCounts()
+        existed = self._existing_conversations([c.id for c, _ in batch])
         cursor = conn.executemany(
             "INSERT OR IGNORE INTO conversations (id, source_id, external_id, title, created_at,"
             " updated_at, user_scope, assistant_scope, metadata) VALUES (?,?,?,?,?,?,?,?,?)",
-            [_conversation_row(c) for c, _ in batch],
+            [_conversation_row(c) for c, _ in batch if c.id not in existed],
         )
         counts.conversations = max(cursor.rowcount, 0)
+        old = [(c, ms) for c, ms in batch if c.id in existed]
+        if old:
+            counts.messages_updated = self._refresh(old)
+        messages = [m for _, ms in batch for m in ms]
+        if messages:
+            with self._bulk_fts():
+                cursor = conn.executemany(
+                    "INSERT OR IGNORE INTO messages (id, conversation_id, parent_id, external_id,"
+                    " role, author, text, parts, created_at, position, on_current_branch,"
+                    " user_scope, assistant_scope, source_id, metadata)"
+                    " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                    [_message_row(m) for m in messages],
+                )
+            counts.messages = max(cursor.rowcount, 0)
+        return counts
+
+    def _refresh(self, batch: Sequence[tuple[Conversation, Sequence[Message]]]) -> int:
+        """Update the mutable fields of stored rows; returns how many messages changed."""
+        conn = self.db.conn
         conn.executemany(
             "UPDATE conversations SET title = ?1, updated_at = ?2 WHERE id = ?3"
             " AND (title IS NOT ?1 OR updated_at IS NOT ?2)",
             [(c.title, _iso(c.updated_at), c.id) for c, _ in batch],
         )
-        messages = [m for _, ms in batch for m in ms]
         cursor = conn.executemany(
             "UPDATE messages SET on_current_branch = ?1, position = ?2 WHERE id = ?3"
             " AND (on_current_branch != ?1 OR position != ?2)",
-            [(int(m.on_current_branch), m.position, m.id) for m in messages],
+            [(int(m.on_current_branch), m.position, m.id) for _, ms in batch for m in ms],
         )
-        counts.messages_updated = max(cursor.rowcount, 0)
-        cursor = conn.executemany(
-            "INSERT OR IGNORE INTO messages (id, conversation_id, parent_id, external_id, role,"
-            " author, text, parts, created_at, position, on_current_branch, user_scope,"
-            " assistant_scope, source_id, metadata) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            [_message_row(m) for m in messages],
-        )
-        counts.messages = max(cursor.rowcount, 0)
-        return counts
+        return max(cursor.rowcount, 0)
+
+    def _existing_conversations(self, ids: list[str]) -> set[str]:
+        found: set[str] = set()
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            rows = self.db.conn.execute(
+                f"SELECT id FROM conversations WHERE id IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+            found.update(row[0] for row in rows)
+        return found
+
+    @contextmanager
+    def _bulk_fts(self) -> Iterator[None]:
+        """Index new messages in one FTS statement instead of one trigger call per row.
+
+        The per-row insert trigger costs ~3x the insert itself; inside the caller's
+        transaction it is dropped, the new rows (rowid above the old maximum) are indexed in
+        bulk, and the trigger is recreated from its stored SQL, so the schema at rest is
+        unchanged and other writers keep the trigger. Outside a transaction: plain inserts.
+        """
+        conn = self.db.conn
+        row = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'messages_ai'"
+        ).fetchone()
+        if not conn.in_transaction or row is None:
+            yield
+            return
+        before = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM messages").fetchone()[0]
+        conn.execute("DROP TRIGGER messages_ai")
+        try:
+            yield
+            conn.execute(
+                "INSERT INTO messages_fts(rowid, text) SELECT rowid, text FROM messages"
+                " WHERE rowid > ?", [before],
+            )
+        finally:
+            conn.execute(row[0])
 
     def add_quarantine(self, source: Source, record: QuarantinedRecord) -> bool:
         from ontology import stable_id
@@ -185,24 +236,45 @@ class SourceStore:
         return [_message(row) for row in rows]
 
 
+_JSON = json.JSONEncoder(ensure_ascii=False, sort_keys=True, default=str).encode
+
+
 def _conversation_row(c: Conversation) -> tuple[Any, ...]:
     return (
         c.id, c.source_id, c.external_id, c.title, _iso(c.created_at), _iso(c.updated_at),
-        c.user_scope, c.assistant_scope, json.dumps(c.metadata, ensure_ascii=False, sort_keys=True),
+        c.user_scope, c.assistant_scope, _JSON(c.metadata),
     )
 
 
 def _message_row(m: Message) -> tuple[Any, ...]:
-    parts = json.dumps(
-        [{"kind": p.kind, "text": p.text, "data": p.data} for p in m.parts],
-        ensure_ascii=False, default=str,
+    parts = _JSON(
+        [{"kind": p.kind, "text": p.text, "data": p.data} for p in m.parts]
     ) if m.parts else "[]"
     return (
         m.id, m.conversation_id, m.parent_id, m.external_id, m.role, m.author, m.text, parts,
         _iso(m.created_at), m.position, int(m.on_current_branch), m.user_scope,
         m.assistant_scope, m.source_id,
-        json.dumps(m.metadata, ensure_ascii=False, sort_keys=True, default=str),
+        _metadata_json(m.metadata),
     )
+
+
+_METADATA_CACHE: dict[tuple[tuple[str, Any], ...], str] = {}
+
+
+def _metadata_json(metadata: dict[str, Any]) -> str:
+    """JSON of a message's metadata; the few distinct flat dicts of an export are memoised."""
+    if not metadata:
+        return "{}"
+    key = tuple(metadata.items())
+    try:
+        cached = _METADATA_CACHE.get(key)
+    except TypeError:  # unhashable (nested) values
+        return _JSON(metadata)
+    if cached is None:
+        if len(_METADATA_CACHE) > 4096:
+            _METADATA_CACHE.clear()
+        cached = _METADATA_CACHE[key] = _JSON(metadata)
+    return cached
 
 
 def _conversation(row: dict[str, Any]) -> Conversation:
