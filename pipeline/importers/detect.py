@@ -35,6 +35,7 @@ except ImportError:  # pragma: no cover - depends on the wheel
 Container = Literal["array", "lines", "object"]
 FORMAT_NAMES = ("chatgpt", "claude", "jsonl", "sharegpt", "locomo", "openwebui")
 _BOM = b"\xef\xbb\xbf"
+_NOTHING_STORED = "re-export the file or fix it; nothing from this file was stored"
 _HINT = "pass --format with one of: " + ", ".join(FORMAT_NAMES)
 
 
@@ -108,7 +109,9 @@ def _peek_keys(path: Path, f: IO[bytes], prefix: str) -> set[str]:
             elif event_prefix == prefix and event == "end_map":
                 return keys
     except ijson.JSONError as exc:
-        raise InputFileError(str(path), "first record", f"invalid JSON ({exc})") from exc
+        raise InputFileError(
+            str(path), "record 1", f"invalid or truncated JSON ({exc})", _NOTHING_STORED
+        ) from exc
     return keys
 
 
@@ -179,7 +182,7 @@ def iter_records(path: Path, f: IO[bytes], container: Container) -> Iterator[tup
         where = f"record {index + 1}" if container == "array" else "record 1"
         raise InputFileError(
             str(path), where, f"invalid or truncated JSON ({exc})",
-            "re-export the file or fix it; nothing from this file was stored",
+            _NOTHING_STORED,
         ) from exc
     except UnicodeDecodeError as exc:
         raise InputFileError(str(path), f"record {index + 1}", f"not UTF-8 ({exc})") from exc
