@@ -132,6 +132,10 @@ class OpenAIEmbedder:
         assert self._dim is not None
         return self._dim
 
+    @dim.setter
+    def dim(self, value: int) -> None:
+        self._dim = value
+
     def embed(self, texts: Sequence[str]) -> Vectors:
         rows: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
@@ -166,6 +170,10 @@ class CachedEmbedder:
     @property
     def dim(self) -> int:
         return self.inner.dim
+
+    @dim.setter
+    def dim(self, value: int) -> None:
+        self.inner.dim = value
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         keys = [text_hash(t) for t in texts]

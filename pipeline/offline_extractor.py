@@ -53,6 +53,7 @@ _FILLER = _word_set(
     "great sure thanks thank hello hi hey yes yeah okay ok sorry please absolutely certainly"
     " here let good nice awesome perfect excellent glad happy welcome"
 )
+_THAT = re.compile(r"(?<!\w)(?:that|que|dass)(?!\w)", re.I)
 _PRONOUNS = _word_set("i i'm i’m im yo je ich eu")
 _DESCRIPTIONS: dict[str, str] = {
     "goal": "Something the person wants to achieve: {t}.",
@@ -154,13 +155,14 @@ def _pattern_drafts(message: SegmentMessage, patterns: tuple[Pattern, ...]) -> l
 
 
 def _title(match: re.Match[str], pattern: Pattern) -> str:
-    words = _LONG_TITLE_WORDS if pattern.family in ("belief", "tension") else _TITLE_WORDS
-    obj = clean_title(match.group("obj"), words, strip_leading=pattern.strip_leading)
+    limit = _LONG_TITLE_WORDS if pattern.family in ("belief", "tension") else _TITLE_WORDS
+    obj = clean_title(match.group("obj"), limit, strip_leading=pattern.strip_leading)
     left = match.groupdict().get("left")
     if left is None:
         return obj
-    words = [w for w in left.split() if w.casefold() not in _PRONOUNS]
-    head = clean_title(" ".join(words[-4:]), max_words=4)
+    clause = _THAT.split(left)[-1]  # "I think that X but I also Y" -> X
+    words = [w for w in clause.split() if w.casefold() not in _PRONOUNS]
+    head = clean_title(" ".join(words), max_words=4)
     tail = clean_title(obj, max_words=4)
     return f"{head} vs {tail}" if head and tail else ""
 
