@@ -1,9 +1,83 @@
-"""`conceptmem lineage` (registered by its owning issue)."""
+"""`conceptmem lineage ...` and `conceptmem cypher`."""
 
 from __future__ import annotations
 
+import json
+from typing import Annotated, Any
+
 import typer
+
+from pipeline import lineage
+from pipeline.cli.app import settings_from
+
+AsJson = Annotated[bool, typer.Option("--json", help="Print JSON.")]
+Backend = Annotated[
+    str | None, typer.Option("--backend", help="embedded (default) or neo4j.")
+]
+group = typer.Typer(help="Trace concepts to the exact messages that support them.",
+                    no_args_is_help=True)
 
 
 def register(app: typer.Typer) -> None:
-    """Not registered yet."""
+    app.add_typer(group, name="lineage")
+    app.command("cypher")(cypher)
+
+
+def _emit(value: Any, as_json: bool) -> None:
+    data = lineage.as_json(value)
+    if as_json:
+        typer.echo(json.dumps(data, ensure_ascii=False, sort_keys=True))
+        return
+    for item in data if isinstance(data, list) else [data]:
+        typer.echo(json.dumps(item, ensure_ascii=False, sort_keys=True, indent=2))
+
+
+@group.command("concept")
+def concept(ctx: typer.Context, concept_id: str, as_json: AsJson = False,
+            backend: Backend = None) -> None:
+    """Evidence for a concept: quote, offsets, message, conversation, timestamp, role."""
+    _emit(lineage.concept_evidence(settings_from(ctx), concept_id, backend), as_json)
+
+
+@group.command("message")
+def message(ctx: typer.Context, message_id: str, as_json: AsJson = False,
+            backend: Backend = None) -> None:
+    """Concepts a message supports."""
+    _emit(lineage.message_concepts(settings_from(ctx), message_id, backend), as_json)
+
+
+@group.command("window")
+def window(
+    ctx: typer.Context, message_id: str,
+    n: Annotated[int, typer.Option("-n", help="Messages before and after, along NEXT.")] = 3,
+    as_json: AsJson = False, backend: Backend = None,
+) -> None:
+    """The messages around a message (offset < 0 before, > 0 after; branches included)."""
+    _emit(lineage.message_window(settings_from(ctx), message_id, n, backend), as_json)
+
+
+@group.command("history")
+def history(ctx: typer.Context, concept_id: str, as_json: AsJson = False,
+            backend: Backend = None) -> None:
+    """A concept's revisions, merges and splits."""
+    _emit(lineage.concept_history(settings_from(ctx), concept_id, backend), as_json)
+
+
+@group.command("as-of")
+def as_of(ctx: typer.Context, timestamp: str, as_json: AsJson = False,
+          backend: Backend = None) -> None:
+    """Concepts and relations valid and believed at TIMESTAMP (ISO-8601, UTC if naive)."""
+    _emit(lineage.state_as_of(settings_from(ctx), timestamp, backend), as_json)
+
+
+def cypher(
+    ctx: typer.Context,
+    query: Annotated[str, typer.Argument(help="Cypher; refer to values as $name.")],
+    param: Annotated[
+        list[str] | None, typer.Option("--param", help="NAME=VALUE (JSON or text); repeat.")
+    ] = None,
+    as_json: AsJson = False, backend: Backend = None,
+) -> None:
+    """Run a Cypher query on the graph; values only as parameters (--param k=v)."""
+    params = lineage.parse_params(param or [])
+    _emit(lineage.run_cypher(settings_from(ctx), query, params, backend), as_json)

@@ -1,0 +1,163 @@
+"""Lineage queries over the synced graph: the Python API behind ``conceptmem lineage``.
+
+Each function opens the configured backend, asks one question of the ``GraphStore``
+protocol and returns plain dataclasses (``as_json`` turns any of them into JSON-ready data).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from graph import (
+    AsOfState,
+    ConceptHistory,
+    ConceptRef,
+    EvidenceRow,
+    GraphError,
+    GraphStore,
+    WindowMessage,
+    open_graph,
+)
+from pipeline.errors import ConfigurationError
+from pipeline.settings import Settings
+from staging.projection import canonical_time
+
+__all__ = [
+    "as_json",
+    "concept_evidence",
+    "concept_history",
+    "message_concepts",
+    "message_window",
+    "parse_params",
+    "run_cypher",
+    "state_as_of",
+]
+
+T = TypeVar("T")
+_SYNC_HINT = (
+    "run `conceptmem sync` first; `conceptmem lineage as-of 2100-01-01 --json` lists concept ids"
+)
+
+
+@contextmanager
+def _graph(settings: Settings, backend: str | None) -> Iterator[GraphStore]:
+    graph = open_graph(settings, backend)
+    try:
+        yield graph
+    finally:
+        graph.close()
+
+
+def _ask(settings: Settings, backend: str | None, question: Callable[[GraphStore], T]) -> T:
+    with _graph(settings, backend) as graph:
+        return question(graph)
+
+
+def _require(graph: GraphStore, label: str, node_id: str) -> None:
+    known = (graph.concept_history(node_id) is not None if label == "Concept"
+             else bool(graph.window(node_id, 0)))
+    if not known:
+        raise GraphError(f"{label.lower()} {node_id!r} is not in the graph ({graph.target})",
+                         _SYNC_HINT)
+
+
+def concept_evidence(
+    settings: Settings, concept_id: str, backend: str | None = None
+) -> list[EvidenceRow]:
+    """Verbatim evidence for a concept: quote, offsets, message, conversation, time, role."""
+    def ask(graph: GraphStore) -> list[EvidenceRow]:
+        _require(graph, "Concept", concept_id)
+        return graph.evidence_for_concept(concept_id)
+
+    return _ask(settings, backend, ask)
+
+
+def message_concepts(
+    settings: Settings, message_id: str, backend: str | None = None
+) -> list[ConceptRef]:
+    def ask(graph: GraphStore) -> list[ConceptRef]:
+        _require(graph, "Message", message_id)
+        return graph.concepts_for_message(message_id)
+
+    return _ask(settings, backend, ask)
+
+
+def message_window(
+    settings: Settings, message_id: str, n: int = 3, backend: str | None = None
+) -> list[WindowMessage]:
+    if n < 0:
+        raise ConfigurationError(f"window size must be >= 0, got {n}", "pass -n 3")
+
+    def ask(graph: GraphStore) -> list[WindowMessage]:
+        _require(graph, "Message", message_id)
+        return graph.window(message_id, n)
+
+    return _ask(settings, backend, ask)
+
+
+def concept_history(
+    settings: Settings, concept_id: str, backend: str | None = None
+) -> ConceptHistory:
+    def ask(graph: GraphStore) -> ConceptHistory:
+        history = graph.concept_history(concept_id)
+        if history is None:
+            raise GraphError(
+                f"concept {concept_id!r} is not in the graph ({graph.target})", _SYNC_HINT
+            )
+        return history
+
+    return _ask(settings, backend, ask)
+
+
+def state_as_of(settings: Settings, timestamp: str, backend: str | None = None) -> AsOfState:
+    """Concepts and relations valid and believed at ``timestamp`` (ISO-8601; naive = UTC)."""
+    try:
+        at = canonical_time(timestamp)
+    except ValueError as exc:
+        raise ConfigurationError(
+            f"not an ISO-8601 timestamp: {timestamp!r}", "e.g. 2024-03-01 or 2024-03-01T12:00Z"
+        ) from exc
+    if at is None:
+        raise ConfigurationError("empty timestamp", "e.g. 2024-03-01T12:00:00Z")
+    return _ask(settings, backend, lambda g: g.as_of(at))
+
+
+def parse_params(pairs: Sequence[str]) -> dict[str, Any]:
+    """``k=v`` pairs; ``v`` is JSON when it parses (numbers, true, null, lists), else text."""
+    params: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.isidentifier():
+            raise ConfigurationError(
+                f"bad --param {pair!r}: expected NAME=VALUE", "e.g. --param id=concept_abc"
+            )
+        try:
+            params[key] = json.loads(value)
+        except ValueError:
+            params[key] = value
+    return params
+
+
+def run_cypher(
+    settings: Settings, query: str, params: dict[str, Any] | None = None,
+    backend: str | None = None,
+) -> list[dict[str, Any]]:
+    """The power-user passthrough: the query text as given, values only as parameters."""
+    return _ask(settings, backend, lambda g: g.run_cypher(query, params or {}))
+
+
+def as_json(value: Any) -> Any:
+    """Dataclasses (and lists of them) as JSON-ready data; engine values stringified."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return as_json(dataclasses.asdict(value))
+    if isinstance(value, list | tuple):
+        return [as_json(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): as_json(v) for k, v in value.items()}
+    if value is None or isinstance(value, str | int | float | bool):
+        return value
+    return str(value)
