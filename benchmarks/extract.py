@@ -15,17 +15,15 @@
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import random
+import subprocess
 import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any
 
 from pydantic import Field
 
@@ -63,15 +61,6 @@ STARTS = ("I want to", "My goal is to", "I keep failing to", "We decided to", "I
           "Yesterday I tried to", "I'm worried that I can't", "The plan is to")
 
 
-def _llm_server_module() -> Any:
-    spec = importlib.util.spec_from_file_location("llm_server", ROOT / "tests" / "llm_server.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["llm_server"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def synthetic_requests(
     segments: int, per_segment: int = 5, seed: int = 7
 ) -> list[ExtractionRequest]:
@@ -92,24 +81,25 @@ def synthetic_requests(
 
 
 def bench_throughput(requests: list[ExtractionRequest], latency: float, workers: int) -> None:
-    server_mod = _llm_server_module()
-
-    def slow_echo(body: dict[str, Any]) -> Any:
-        return replace(server_mod.echo_extraction(body), delay_s=latency)
-
-    with tempfile.TemporaryDirectory() as tmp, server_mod.ScriptedLLMServer(slow_echo) as server:
-        settings = Settings(store=Path(tmp), llm_base_url=server.base_url, llm_model="bench",
-                            llm_timeout_s=30.0, llm_concurrency=workers)
-        staging = StagingStore.open(settings.staging_db)
-        log = LLMCallLog(staging, staging.start_run("extract", {}, "bench", "u", "a"))
-        extractor = LLMExtractor(StructuredClient(settings, log), settings.llm_model)
-        started = time.perf_counter()
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            results = list(pool.map(extractor.extract, requests))
-        elapsed = time.perf_counter() - started
-        ok = staging.count("llm_calls", "status = 'ok'")
-        log.close()
-        staging.close()
+    # The server runs in its own process so that its work does not share our GIL.
+    # run_path, not `python tests/llm_server.py`: tests/ on sys.path would shadow `ontology`.
+    launch = (f"import runpy, sys; sys.argv = ['llm_server', '--latency', '{latency}']; "
+              f"runpy.run_path({str(ROOT / 'tests' / 'llm_server.py')!r}, run_name='__main__')")
+    server = subprocess.Popen(
+        [sys.executable, "-c", launch],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+    try:
+        assert server.stdout is not None
+        base_url = server.stdout.readline().strip()
+        if not base_url.startswith("http"):
+            raise SystemExit("the scripted server did not start (see its stderr above)")
+        with tempfile.TemporaryDirectory() as tmp:
+            elapsed, results, ok = _run_extraction(requests, base_url, Path(tmp), workers)
+    finally:
+        assert server.stdin is not None
+        server.stdin.close()
+        server.wait(timeout=10)
     messages = sum(len(r.messages) for r in requests)
     assert all(isinstance(r, ExtractionResult) for r in results) and ok == len(requests)
     ideal = len(requests) * latency / workers
@@ -118,6 +108,24 @@ def bench_throughput(requests: list[ExtractionRequest], latency: float, workers:
     print(f"  elapsed {elapsed:.2f}s (ideal {ideal:.2f}s) -> {messages / elapsed:.1f} messages/s, "
           f"{len(requests) / elapsed:.1f} calls/s; {ok} ok rows in llm_calls "
           f"[target >= 50 messages/s: {'PASS' if messages / elapsed >= 50 else 'FAIL'}]")
+
+
+def _run_extraction(
+    requests: list[ExtractionRequest], base_url: str, store: Path, workers: int
+) -> tuple[float, list[ExtractionResult], int]:
+    settings = Settings(store=store, llm_base_url=base_url, llm_model="bench",
+                        llm_timeout_s=30.0, llm_concurrency=workers)
+    staging = StagingStore.open(settings.staging_db)
+    log = LLMCallLog(staging, staging.start_run("extract", {}, "bench", "u", "a"))
+    extractor = LLMExtractor(StructuredClient(settings, log), settings.llm_model)
+    started = time.perf_counter()
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = list(pool.map(extractor.extract, requests))
+    elapsed = time.perf_counter() - started
+    ok = staging.count("llm_calls", "status = 'ok'")
+    log.close()
+    staging.close()
+    return elapsed, results, ok
 
 
 def known_concepts(count: int, seed: int = 11) -> list[dict[str, str]]:

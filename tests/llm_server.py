@@ -207,6 +207,7 @@ class ScriptedLLMServer:
 def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body are two writes: no 40 ms ACK stall
 
         def log_message(self, format: str, *args: Any) -> None:  # quiet
             pass
@@ -248,3 +249,28 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
                 pass  # the client gave up (a timeout test)
 
     return Handler
+
+
+def _main() -> None:
+    """Serve echo extractions until stdin closes (``runpy.run_path`` it, see benchmarks/extract.py).
+
+    Prints the base URL on the first line of stdout (for benchmarks in another process).
+    """
+    import argparse
+    import sys
+    from dataclasses import replace
+
+    parser = argparse.ArgumentParser(description="scripted OpenAI-compatible server")
+    parser.add_argument("--latency", type=float, default=0.0)
+    latency = parser.parse_args().latency
+
+    def slow_echo(body: dict[str, Any]) -> Reply:
+        return replace(echo_extraction(body), delay_s=latency)
+
+    with ScriptedLLMServer(slow_echo) as server:
+        print(server.base_url, flush=True)
+        sys.stdin.read()
+
+
+if __name__ == "__main__":
+    _main()

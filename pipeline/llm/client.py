@@ -8,6 +8,7 @@ repair retries feed the validation error back, transient errors back off exponen
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 import threading
@@ -85,8 +86,10 @@ def host_of(base_url: str | None) -> str:
     return parts.hostname + (f":{parts.port}" if parts.port else "") if parts.hostname else "?"
 
 
+@functools.lru_cache(maxsize=64)
 def response_format(model_cls: type[StrictBase]) -> dict[str, Any]:
-    """The strict structured-output ``response_format`` for ``model_cls``."""
+    """The strict structured-output ``response_format`` for ``model_cls`` (cached: treat it as
+    read-only)."""
     return {
         "type": "json_schema",
         "json_schema": {
@@ -300,7 +303,7 @@ class StructuredClient:
             LLMCallRecord(
                 segment_id=segment_id,
                 schema_name=model_cls.__name__,
-                schema_hash=schema_hash(body["response_format"]["json_schema"]["schema"]),
+                schema_hash=_schema_hash_of(model_cls),
                 model=str(getattr(completion, "model", None) or body["model"]),
                 base_url_host=self.host,
                 prompt_hash=prompt_hash(body["messages"]),
@@ -316,6 +319,11 @@ class StructuredClient:
                 error_detail=out.detail or None,
             )
         )
+
+
+@functools.lru_cache(maxsize=64)
+def _schema_hash_of(model_cls: type[StrictBase]) -> str:
+    return schema_hash(strict_json_schema(model_cls))
 
 
 def prompt_hash(messages: Sequence[dict[str, Any]]) -> str:
