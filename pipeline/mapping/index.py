@@ -1,8 +1,9 @@
 """Candidate search over existing concepts: alias dict, rapidfuzz over names, numpy cosine.
 
 Every concept contributes one "name row" per distinct normalised name (title and aliases). The
-alias dict answers exact hits in O(1); rapidfuzz's C loop scores a name against all rows; one
-matrix-vector product gives the cosine against all rows. No Python loop over concept pairs.
+alias dict answers exact hits in O(1); rapidfuzz's C loop scores a name against all rows (names
+are kept token-sorted, so plain ``ratio`` equals ``token_sort_ratio``); one matrix product per
+extraction gives the cosines against all rows. No Python loop over concept pairs.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class ConceptIndex:
         self.concepts: dict[str, ConceptRow] = {}
         self.alias: dict[str, list[str]] = {}
         self.names: list[str] = []
+        self.sorted_names: list[str] = []
         self.owners: list[str] = []
         self.rows_of: dict[str, list[int]] = {}
         self._pairs: set[tuple[str, str]] = set()
@@ -79,6 +81,7 @@ class ConceptIndex:
             row_index = len(self.names)
             self._vectors[row_index] = vector
             self.names.append(name)
+            self.sorted_names.append(_token_sorted(name))
             self.owners.append(owner)
             self._pairs.add((owner, name))
             self.rows_of.setdefault(owner, []).append(row_index)
@@ -86,28 +89,49 @@ class ConceptIndex:
             if owner not in owners:
                 owners.append(owner)
 
-    def candidates(self, name: str, vector: FloatMatrix) -> list[Candidate]:
-        """Concepts hit by alias, or among the top-k by fuzzy score or by cosine."""
+    def cosines(self, vectors: FloatMatrix) -> FloatMatrix:
+        """Cosines of the current name rows against several vectors at once: (rows, k)."""
+        return self._vectors[: len(self.names)] @ np.asarray(vectors, dtype=np.float32).T
+
+    def candidates(
+        self, name: str, vector: FloatMatrix, precomputed: FloatMatrix | None = None
+    ) -> list[Candidate]:
+        """Concepts hit by alias, or among the top-k by fuzzy score or by cosine.
+
+        ``precomputed`` holds this vector's cosines against the first rows (from ``cosines``);
+        only rows added since are computed here.
+        """
         count = len(self.names)
         if count == 0:
             return []
+        if precomputed is None:
+            cosines = self._vectors[:count] @ vector
+        else:
+            tail = self._vectors[len(precomputed) : count] @ vector
+            cosines = np.concatenate([precomputed, tail])
         ids: dict[str, None] = dict.fromkeys(self.alias.get(name, []))
+        query = _token_sorted(name)
         for _, _, position in process.extract(
-            name, self.names, scorer=fuzz.token_sort_ratio, limit=self.top_k
+            query, self.sorted_names, scorer=fuzz.ratio, processor=None, limit=self.top_k
         ):
             ids.setdefault(self.owners[position])
-        cosines = self._vectors[:count] @ vector
         top = min(self.top_k, count)
         for position in np.argpartition(-cosines, top - 1)[:top]:
             ids.setdefault(self.owners[int(position)])
-        return [self._score(cid, name, cosines) for cid in ids]
+        return [self._score(cid, name, query, cosines) for cid in ids]
 
-    def _score(self, concept_id: str, name: str, cosines: FloatMatrix) -> Candidate:
+    def _score(
+        self, concept_id: str, name: str, query: str, cosines: FloatMatrix
+    ) -> Candidate:
         positions = self.rows_of[concept_id]
-        fuzzy = max(fuzz.token_sort_ratio(name, self.names[p]) for p in positions)
+        fuzzy = max(fuzz.ratio(query, self.sorted_names[p]) for p in positions)
         cosine = max(float(cosines[p]) for p in positions)
         alias_hit = concept_id in self.alias.get(name, [])
         return Candidate(concept_id, alias_hit, round(fuzzy, 2), round(cosine, 4))
+
+
+def _token_sorted(name: str) -> str:
+    return " ".join(sorted(name.split()))
 
 
 def _names(row: ConceptRow) -> list[str]:

@@ -76,9 +76,10 @@ class SemanticMapper:
     def map_extraction(self, inputs: list[MappingInput], prov: Provenance) -> MappingTally:
         tally = MappingTally()
         vectors = self.index.embed_names([normalize_name(i.mention.title) for i in inputs])
+        cosines = self.index.cosines(vectors)  # one matrix product for the whole extraction
         chosen: dict[str, tuple[str, MappingInput]] = {}
-        for item, vector in zip(inputs, vectors, strict=True):
-            decision = self.decide(item, vector)
+        for column, (item, vector) in enumerate(zip(inputs, vectors, strict=True)):
+            decision = self.decide(item, vector, cosines[:, column])
             self.apply(decision, item, prov, tally)
             if decision.concept_id in self.index.concepts and item.verification.verified:
                 chosen.setdefault(normalize_name(item.mention.title), (decision.concept_id, item))
@@ -87,14 +88,16 @@ class SemanticMapper:
         return tally
 
     # -- deciding ------------------------------------------------------------------------------
-    def decide(self, item: MappingInput, vector: FloatMatrix) -> Decision:
+    def decide(
+        self, item: MappingInput, vector: FloatMatrix, cosines: FloatMatrix | None = None
+    ) -> Decision:
         mention, check = item.mention, item.verification
         if not check.verified:
             return Decision("reject", None, f"unverified_evidence:{check.reason}", {})
         name = normalize_name(mention.title)
         if not name:
             return Decision("reject", None, "empty_title", {})
-        candidates = self.index.candidates(name, vector)
+        candidates = self.index.candidates(name, vector, cosines)
         types = {c.concept_id: self.index.concepts[c.concept_id].type for c in candidates}
         matched, via, best = choose(candidates, mention.type, types, self.limits)
         scores = {**scores_of(best, mention.type, types), "via": via}
