@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+import time
 import uuid
+import weakref
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -25,6 +27,8 @@ __all__ = ["CallStatus", "LLMCallLog", "LLMCallRecord", "llm_call_counts"]
 CallStatus = Literal["ok", "invalid", "error"]
 
 WRITER = "llm-client"
+# Each try waits up to the connection's busy_timeout (10 s) for a stage's write transaction.
+_LOCKED_RETRIES = 5
 
 
 @dataclass(frozen=True)
@@ -58,6 +62,9 @@ class LLMCallLog:
         path = _database_file(staging.db)
         self._own = path is not None
         self.db = open_database(path) if path is not None else staging.db
+        # Closed by close(), or when the log is garbage-collected if a caller forgets.
+        conn = self.db.conn if self._own else None
+        self._finalizer = weakref.finalize(self, _close, conn)
 
     def record(self, call: LLMCallRecord) -> str:
         """Insert one row and commit it; returns the row id."""
@@ -82,14 +89,37 @@ class LLMCallLog:
             "error_detail": call.error_detail,
             **self.run.provenance(WRITER).columns(),
         }
-        with self._lock, transaction(self.db):
-            self.db.table("llm_calls").insert(row)
+        with self._lock:
+            self._insert(row)
         return call_id
+
+    def _insert(self, row: dict[str, Any]) -> None:
+        """Insert, waiting out a stage that holds the write lock longer than busy_timeout."""
+        for attempt in range(_LOCKED_RETRIES + 1):
+            try:
+                with transaction(self.db):
+                    self.db.table("llm_calls").insert(row)
+                return
+            except sqlite3.OperationalError as exc:
+                locked = "locked" in str(exc) or "busy" in str(exc)
+                if not locked or attempt == _LOCKED_RETRIES:
+                    raise
+                time.sleep(0.05)
 
     def close(self) -> None:
         """Close the log's own connection (a no-op when it shares the store's)."""
-        if self._own:
-            self.db.conn.close()
+        self._finalizer()
+
+    def __enter__(self) -> LLMCallLog:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _close(conn: sqlite3.Connection | None) -> None:
+    if conn is not None:
+        conn.close()
 
 
 def _database_file(db: sqlite_utils.Database) -> str | None:
