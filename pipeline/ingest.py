@@ -72,7 +72,7 @@ class IngestReport:
         for item in self.files:
             c = item.counts
             lines.append(
-                f"  {item.path} [{item.format}]: +{c.conversations} conversations,"
+                f"  {item.path} ({item.format}): +{c.conversations} conversations,"
                 f" +{c.messages} messages, {len(c.rejected)} quarantined"
             )
             lines.extend(f"    quarantined {r.record}: {r.reason}" for r in c.rejected[:10])

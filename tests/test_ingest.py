@@ -171,3 +171,23 @@ def test_cli_errors_exit_non_zero(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert main(["--store", str(tmp_path / "s"), "ingest", str(bad)]) != 0
     err = capsys.readouterr().err
     assert "bad.json" in err and "record 1" in err
+
+
+def test_bundled_sample(settings: Settings) -> None:
+    sample = Path(__file__).resolve().parents[1] / "data" / "sample"
+    report = ingest_paths(settings, [sample / "chatgpt_conversations.json",
+                                     sample / "claude_conversations.json"])
+    assert [f.format for f in report.files] == ["chatgpt", "claude"]
+    assert [(f.counts.conversations, f.counts.messages) for f in report.files] == [
+        (13, 87), (3, 10)]
+    with sqlite3.connect(settings.source_db) as conn:
+        off_branch = conn.execute(
+            "SELECT COUNT(*) FROM messages WHERE on_current_branch = 0").fetchone()[0]
+        kinds = {row[0] for row in conn.execute(
+            "SELECT json_extract(value, '$.kind') FROM messages, json_each(messages.parts)")}
+        hits = conn.execute(
+            "SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH 'Ledgerline'"
+        ).fetchone()[0]
+    assert off_branch == 3  # an edited prompt with its answer, and a regenerated answer
+    assert kinds == {"image", "text"}
+    assert hits >= 8
