@@ -269,7 +269,7 @@ def _run_extractor(
         if not work.request.messages:
             return ExtractionResult(mentions=[])
         try:
-            result = extractor.extract(work.request)
+            result: Outcome = extractor.extract(work.request)
         except ExtractionFailed as failed:
             result = failed
         work.call_id = getattr(extractor, "last_call_id", None)

@@ -47,7 +47,7 @@ def pending_work(source: SourceStore, pending: Sequence[SegmentRow]) -> Iterator
         _load_titles(source, titles, (row.conversation_id for row in chunk))
         for row in chunk:
             own = {mid: messages[mid] for mid in row.message_ids if mid in messages}
-            request = to_extraction_request(row, own, titles.get(row.conversation_id))  # type: ignore[arg-type]
+            request = to_extraction_request(row, own, titles.get(row.conversation_id))
             yield SegmentWork(request, own)
 
 

@@ -41,7 +41,7 @@ class Stage:
 
 
 def _ingest(settings: Settings, options: RunOptions) -> StageReport:
-    return ingest_paths(  # type: ignore[no-any-return]
+    return ingest_paths(
         settings, list(options.paths), format_name=options.format_name, progress=options.progress
     )
 
