@@ -68,8 +68,8 @@ def text_reply(text: str | None, **kwargs: Any) -> Reply:
 
 
 def error_reply(status: int, message: str, headers: dict[str, str] | None = None,
-                **kwargs: Any) -> Reply:
-    error = {"message": message, "type": "scripted_error", "param": None, "code": None}
+                param: str | None = None, **kwargs: Any) -> Reply:
+    error = {"message": message, "type": "scripted_error", "param": param, "code": None}
     return Reply(status=status, error=error, headers=headers or {}, **kwargs)
 
 

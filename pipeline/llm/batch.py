@@ -12,14 +12,14 @@ from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from ontology import ExtractionRequest, ExtractionResult, schema_hash
+from ontology import ExtractionRequest, ExtractionResult, schema_hash, strict_json_schema
 from pipeline.llm.client import build_chat_body, prompt_hash, response_format
 from pipeline.llm.errors import BatchFileError, ExtractionFailed
 from pipeline.llm.prompts import render_extraction_messages
 from pipeline.llm.tokens import count_message_tokens, count_tokens
 from pipeline.llm.validate import Valid, validate_reply
 from pipeline.settings import Settings
-from staging.llm_log import LLMCallLog, LLMCallRecord
+from staging.llm_log import CallStatus, LLMCallLog, LLMCallRecord
 
 __all__ = ["BATCH_HOST", "read_batch_output", "write_batch_input"]
 
@@ -90,16 +90,18 @@ def _ingest(
     body = response.get("body") if isinstance(response, dict) else None
     body = body if isinstance(body, dict) else {}
     messages = render_extraction_messages(request)
-    sent = {"model": body.get("model") or "batch", "messages": messages,
-            "response_format": response_format(ExtractionResult)}
+    sent: dict[str, Any] = {"model": body.get("model") or "batch", "messages": messages,
+                            "response_format": response_format(ExtractionResult)}
     error_class, detail, reply, value = _judge_line(item, response, body)
     prompt, done, estimated = _usage(body, sent, reply)
-    status = "ok" if value is not None else ("invalid" if reply is not None else "error")
+    status: CallStatus = "ok" if value is not None else (
+        "invalid" if reply is not None else "error"
+    )
     log.record(
         LLMCallRecord(
             segment_id=request.segment_id,
             schema_name=ExtractionResult.__name__,
-            schema_hash=schema_hash(sent["response_format"]["json_schema"]["schema"]),
+            schema_hash=schema_hash(strict_json_schema(ExtractionResult)),
             model=str(sent["model"]),
             base_url_host=BATCH_HOST,
             prompt_hash=prompt_hash(messages),

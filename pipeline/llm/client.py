@@ -213,7 +213,7 @@ class StructuredClient:
         backoff = self.backoff_base_s * (2**retry) + random.uniform(0, self.backoff_base_s)
         if retry_after is not None:
             backoff = max(backoff, retry_after)
-        return min(backoff, self.backoff_max_s)
+        return float(min(backoff, self.backoff_max_s))
 
     def _attempt(
         self,
@@ -280,8 +280,9 @@ class StructuredClient:
         if status in _ENDPOINT_STATUSES:
             return _Outcome("fatal", _ENDPOINT_STATUSES[status], detail)
         if status == 400:
+            named = f"{detail} {_error_param(exc)}"
             for name in OPTIONAL_PARAMS:
-                if name in body and name in detail:
+                if name in body and name in named:
                     with self._lock:
                         self._dropped.add(name)
                     return _Outcome("unsupported", "unsupported_parameter", detail)
@@ -364,6 +365,14 @@ def _status_detail(exc: openai.APIStatusError) -> str:
         if message:
             return f"HTTP {exc.status_code}: {message}"[:2000]
     return f"HTTP {exc.status_code}: {exc.message}"[:2000]
+
+
+def _error_param(exc: openai.APIStatusError) -> str:
+    """The ``param`` an OpenAI-style error body names (``{"error": {"param": ...}}``), or ''."""
+    body = exc.body
+    error = body.get("error", body) if isinstance(body, dict) else None
+    param = error.get("param") if isinstance(error, dict) else None
+    return str(param or "")
 
 
 def _retry_after(exc: openai.APIStatusError) -> float | None:

@@ -274,6 +274,17 @@ def test_unsupported_reasoning_effort_is_dropped_for_this_client(
     assert [r["error_class"] for r in rows(staging)] == ["unsupported_parameter", None, None]
 
 
+def test_a_parameter_named_only_in_the_error_param_field_is_dropped(
+    client: StructuredClient, llm_server: ScriptedLLMServer, staging: StagingStore
+) -> None:
+    rejection = error_reply(400, "Unsupported value: only the default (1) is supported.",
+                            param="temperature")
+    llm_server.script(rejection, json_reply(GOOD))
+    complete(client)
+    assert ["temperature" in body for body in llm_server.requests] == [True, False]
+    assert client.dropped_params == frozenset({"temperature"})
+
+
 def test_other_bad_requests_are_not_retried(
     client: StructuredClient, llm_server: ScriptedLLMServer, staging: StagingStore
 ) -> None:
