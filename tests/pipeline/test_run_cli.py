@@ -89,3 +89,22 @@ def test_stage_list_is_extensible(settings: Settings) -> None:
     assert [stage.name for stage in STAGES][:2] == ["ingest", "extract"]
     report = run_pipeline(settings, RunOptions(), stages=[record("a"), record("b")])
     assert seen == ["a", "b"] and report.summary() == "[a] ok\n[b] ok"
+
+
+SAMPLE = Path(__file__).resolve().parents[2] / "data" / "sample"
+
+
+def test_bundled_sample_every_quote_verbatim(
+    store: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    exports = sorted(SAMPLE.glob("*_conversations.json"))
+    assert exports, "the bundled sample is missing"
+    assert main(["--store", str(store), "run", *map(str, exports)]) == 0
+    staging = sqlite3.connect(store / "staging.db")
+    source = sqlite3.connect(store / "source.db")
+    texts = dict(source.execute("SELECT id, text FROM messages").fetchall())
+    rows = staging.execute('SELECT quote, message_id, start, "end" FROM evidence').fetchall()
+    assert len(rows) >= 50
+    assert all(texts[mid][start:end] == quote for quote, mid, start, end in rows)
+    stats = _stats(store, capsys)
+    assert stats["concepts"] >= 20 and stats["segments_by_status"].get("pending", 0) == 0
