@@ -54,6 +54,7 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     delay_s: float = 0.0
     error: dict[str, Any] | None = None
+    raw: str | None = None  # sent as the whole body instead of a completion (broken servers)
 
 
 Responder = Callable[[dict[str, Any]], Reply]
@@ -183,6 +184,15 @@ class ScriptedLLMServer:
             return self.responder(body)
         return item if isinstance(item, Reply) else item(body)
 
+    def _payload(self, body: dict[str, Any], reply: Reply) -> bytes:
+        if reply.raw is not None:
+            return reply.raw.encode("utf-8")
+        if reply.status != 200:
+            payload = {"error": reply.error or {"message": "error"}}
+        else:
+            payload = self._completion(body, reply)
+        return json.dumps(payload).encode("utf-8")
+
     def _completion(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": reply.content,
                                    "refusal": reply.refusal}
@@ -229,14 +239,12 @@ def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:
             reply = server._next(body)
             if reply.delay_s and server._stopping.wait(min(reply.delay_s, 30.0)):
                 return
-            if reply.status != 200:
-                self._send(reply.status, {"error": reply.error or {"message": "error"}},
-                           reply.headers)
-                return
-            self._send(200, server._completion(body, reply), reply.headers)
+            self._send_raw(reply.status, server._payload(body, reply), reply.headers)
 
         def _send(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-            data = json.dumps(payload).encode("utf-8")
+            self._send_raw(status, json.dumps(payload).encode("utf-8"), headers)
+
+        def _send_raw(self, status: int, data: bytes, headers: dict[str, str] | None) -> None:
             try:
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")

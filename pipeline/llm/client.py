@@ -249,14 +249,14 @@ class StructuredClient:
         if not choices:
             return _Outcome("invalid", "empty_reply", "the reply had no choices")
         choice = choices[0]
-        message = choice.message
+        message = getattr(choice, "message", None)
         text = getattr(message, "content", None)
         refusal = getattr(message, "refusal", None)
         verdict = validate_reply(
             model_cls,
-            text,
-            finish_reason=choice.finish_reason,
-            refusal=refusal,
+            text if isinstance(text, str) else None,
+            finish_reason=getattr(choice, "finish_reason", None),
+            refusal=refusal if isinstance(refusal, str) else None,
             salvage=self.salvage_json,
         )
         if isinstance(verdict, Valid):
@@ -275,6 +275,9 @@ class StructuredClient:
         status, detail = exc.status_code, _status_detail(exc)
         if status == 429:
             return _Outcome("transient", "rate_limited", detail, retry_after=_retry_after(exc))
+        if status in (408, 409):  # request timeout, conflict: worth another try
+            name = "timeout" if status == 408 else "server_error"
+            return _Outcome("transient", name, detail, retry_after=_retry_after(exc))
         if status >= 500:
             return _Outcome("transient", "server_error", detail, retry_after=_retry_after(exc))
         if status in _ENDPOINT_STATUSES:

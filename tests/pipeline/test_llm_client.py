@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from llm_server import (
+    Reply,
     ScriptedLLMServer,
     error_reply,
     json_reply,
@@ -283,6 +284,32 @@ def test_a_parameter_named_only_in_the_error_param_field_is_dropped(
     complete(client)
     assert ["temperature" in body for body in llm_server.requests] == [True, False]
     assert client.dropped_params == frozenset({"temperature"})
+
+
+@pytest.mark.parametrize(
+    "raw",
+    ['{"id": "x", "object": "chat.completion", "choices": []}',
+     '{"id": "x", "object": "chat.completion", "choices": [{"index": 0}]}',
+     '{"unexpected": true}'],
+    ids=["no-choices", "choice-without-message", "not-a-completion"],
+)
+def test_malformed_completions_are_classified_not_crashed_on(
+    raw: str, llm_settings: Settings, log: LLMCallLog, llm_server: ScriptedLLMServer,
+    staging: StagingStore,
+) -> None:
+    client = StructuredClient(llm_settings.model_copy(update={"llm_repair_attempts": 0}), log)
+    llm_server.script(Reply(raw=raw, headers={"Content-Type": "application/json"}))
+    with pytest.raises(ExtractionFailed, match="empty_reply"):
+        complete(client)
+    assert [(r["status"], r["error_class"]) for r in rows(staging)] == [("invalid", "empty_reply")]
+
+
+def test_request_timeout_status_is_transient(
+    client: StructuredClient, llm_server: ScriptedLLMServer, staging: StagingStore
+) -> None:
+    llm_server.script(error_reply(408, "request timeout"), json_reply(GOOD))
+    assert complete(client).mentions
+    assert [r["error_class"] for r in rows(staging)] == ["timeout", None]
 
 
 def test_other_bad_requests_are_not_retried(
