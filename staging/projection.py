@@ -32,10 +32,13 @@ Projection = dict[str, list[Row]]
 
 
 def row_hash(row: Row) -> str:
-    """Content hash of a row's properties (``row_hash`` itself excluded)."""
-    payload = {k: v for k, v in row.items() if k != "row_hash"}
-    text = json.dumps(payload, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:32]
+    """Content hash of a row's keys and values in order (``row_hash`` itself excluded).
+
+    ``repr`` of str/int/float/bool/None is stable across runs and platforms, and every
+    projection builds its rows with the same keys in the same order.
+    """
+    payload = repr([(k, v) for k, v in row.items() if k != "row_hash"])
+    return hashlib.blake2b(payload.encode("utf-8"), digest_size=16).hexdigest()
 
 
 def with_hash(row: Row) -> Row:
