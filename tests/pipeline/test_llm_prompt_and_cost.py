@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 
+from hypothesis import given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
 from llm_server import ScriptedLLMServer, mention, sample_request
 
 from ontology import ExtractionResult, SegmentMessage
@@ -85,3 +88,18 @@ def test_relations_and_nested_errors_are_classified_by_path() -> None:
     verdict = validate_reply(ExtractionResult, json.dumps({"mentions": [item]}))
     assert isinstance(verdict, Invalid) and verdict.error_class == "bad_enum"
     assert "mentions.0.relations.0.relation" in verdict.detail
+
+
+@given(texts=st.lists(st.text(min_size=0, max_size=80), min_size=1, max_size=4),
+       title=st.one_of(st.none(), st.text(max_size=30)))
+@hyp_settings(max_examples=150, deadline=None)
+def test_any_message_text_round_trips_and_never_escapes_the_data_block(
+    texts: list[str], title: str | None
+) -> None:
+    base = sample_request(texts=texts)
+    request = type(base)(segment_id="s", conversation_title=title, messages=base.messages)
+    user = render_extraction_messages(request)[1]["content"]
+    lines = user.splitlines()
+    assert lines.count("<conversation>") == 1 and lines.count("</conversation>") == 1
+    assert lines[-1] == "</conversation>" and len(lines) == len(texts) + 3
+    assert [text for _, _, text in parse_data_block(user)] == texts
