@@ -219,7 +219,8 @@ class _Stage:
                 return
             inputs = self._store_extraction(run, work, outcome, label, call_id)
             if inputs:
-                self.report.mapping.add(mapper.map_extraction(inputs, run.provenance("mapper")))
+                tally = mapper.map_extraction(inputs, run.provenance("mapper"), work.scope())
+                self.report.mapping.add(tally)
             self.segments.mark(segment_id, "extracted" if work.request.messages else "skipped")
         if work.request.messages:
             self.report.segments_done += 1

@@ -28,6 +28,12 @@ class SegmentWork:
     messages: dict[str, Message]
     call_id: str | None = None
 
+    def scope(self) -> tuple[str, str] | None:
+        """(user_scope, assistant_scope) of the segment's messages, if it has any."""
+        for message in self.messages.values():
+            return message.user_scope, message.assistant_scope
+        return None
+
 
 def open_source(settings: Settings) -> SourceStore:
     if not settings.source_db.exists():

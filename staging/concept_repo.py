@@ -132,10 +132,17 @@ class ConceptRepo:
         self.db = staging.db
 
     # -- reading -----------------------------------------------------------------------------
-    def rows(self, states: Sequence[str] = ("active", "weak")) -> list[ConceptRow]:
-        marks = ",".join("?" * len(states))
-        query = f"SELECT * FROM concepts WHERE state IN ({marks}) ORDER BY rowid"
-        return [_concept_row(row) for row in self.db.query(query, list(states))]
+    def rows(
+        self, states: Sequence[str] = ("active", "weak"), scope: tuple[str, str] | None = None
+    ) -> list[ConceptRow]:
+        """Concept rows in the given states, of one (user_scope, assistant_scope) if given."""
+        where = f"state IN ({','.join('?' * len(states))})"
+        params: list[str] = list(states)
+        if scope is not None:
+            where += " AND user_scope = ? AND assistant_scope = ?"
+            params.extend(scope)
+        query = f"SELECT * FROM concepts WHERE {where} ORDER BY rowid"
+        return [_concept_row(row) for row in self.db.query(query, params)]
 
     def row(self, concept_id: str) -> ConceptRow | None:
         found = list(self.db.query("SELECT * FROM concepts WHERE id = ?", [concept_id]))

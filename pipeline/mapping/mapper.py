@@ -8,7 +8,7 @@ resolve the extraction's relations by title. The caller wraps one extraction in 
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 
 from ontology import Embedder, RawMention, normalize_name, stable_id
@@ -71,9 +71,24 @@ class SemanticMapper:
             cosine=settings.mapper_embedding_threshold,
             cosine_min_fuzzy=settings.mapper_embedding_min_fuzzy,
         )
-        self.index = ConceptIndex.build(embedder, repo.rows())
+        self.embedder = embedder
+        self._indexes: dict[tuple[str, str], ConceptIndex] = {}
+        self.scope = (settings.user_scope, settings.assistant_scope)
+        self.index = self._index_for(self.scope)
 
-    def map_extraction(self, inputs: list[MappingInput], prov: Provenance) -> MappingTally:
+    def _index_for(self, scope: tuple[str, str]) -> ConceptIndex:
+        """One candidate index per (user_scope, assistant_scope): scopes never share concepts."""
+        if scope not in self._indexes:
+            self._indexes[scope] = ConceptIndex.build(self.embedder, self.repo.rows(scope=scope))
+        return self._indexes[scope]
+
+    def map_extraction(
+        self, inputs: list[MappingInput], prov: Provenance, scope: tuple[str, str] | None = None
+    ) -> MappingTally:
+        """Map one extraction's mentions within ``scope`` (default: the settings' scope)."""
+        self.scope = scope or (self.settings.user_scope, self.settings.assistant_scope)
+        self.index = self._index_for(self.scope)
+        prov = replace(prov, user_scope=self.scope[0], assistant_scope=self.scope[1])
         tally = MappingTally()
         vectors = self.index.embed_names([normalize_name(i.mention.title) for i in inputs])
         cosines = self.index.cosines(vectors)  # one matrix product for the whole extraction
@@ -104,7 +119,7 @@ class SemanticMapper:
         if matched is not None:
             return self._join(matched.concept_id, item, scores, f"match:{via}")
         concept_id = stable_id(
-            "c", self.settings.user_scope, self.settings.assistant_scope, mention.type, name
+            "c", self.scope[0], self.scope[1], mention.type, name
         )
         if concept_id in self.index.concepts:  # unreachable unless the index lags; stay safe
             return self._join(concept_id, item, scores, "match:id")

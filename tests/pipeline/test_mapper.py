@@ -184,3 +184,22 @@ def test_relations_resolve_titles_within_the_extraction(world, settings) -> None
     assert row["invalid_at"] is None and row["expired_at"] is None and row["created_at"]
     source = repo.get(row["source_concept_id"])
     assert source is not None and source.relations[0].target_id == row["target_concept_id"]
+
+
+def test_scopes_never_share_concepts(world, settings) -> None:  # type: ignore[no-untyped-def]
+    staging, repo, run = world
+    mapper = SemanticMapper(repo, WordEmbedder(), settings)
+    from staging import transaction
+
+    for n, user in enumerate(("alice", "bob", "alice")):
+        with transaction(staging.db):
+            mapper.map_extraction([_item("Learn Rust", "learn Rust", message=f"msg-{n}")],
+                                  run.provenance("mapper"), (user, "helper"))
+    rows = list(staging.db.query("SELECT id, user_scope, assistant_scope FROM concepts"))
+    assert sorted(r["user_scope"] for r in rows) == ["alice", "bob"]
+    alice = stable_id("c", "alice", "helper", "goal", "learn rust")
+    assert {r["id"] for r in rows} == {alice, stable_id("c", "bob", "helper", "goal", "learn rust")}
+    assert len(repo.evidence_for(alice)) == 2
+    assert {r["user_scope"] for r in staging.db.query("SELECT user_scope FROM evidence")} \
+        == {"alice", "bob"}
+    assert [r.id for r in repo.rows(scope=("bob", "helper"))] != [alice]
