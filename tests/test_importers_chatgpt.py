@@ -151,16 +151,19 @@ def test_broken_conversation_is_quarantined_and_the_rest_stored(
     data = json.loads(TREE.read_text())
     broken = {"id": "broken-1", "title": "bad", "mapping": ["not", "a", "dict"]}
     no_id = {"title": "no id at all", "mapping": {}}
+    odd_parent = {"id": "odd", "mapping": {"n": {"parent": ["x"], "message": {
+        "id": "m", "author": {"role": "user"}, "content": {"parts": ["hi"]}}}}}
     path = tmp_path / "mixed.json"
-    path.write_text(json.dumps([broken, *data, no_id, 42]))
+    path.write_text(json.dumps([broken, *data, no_id, 42, odd_parent]))
     report = ingest_paths(settings, [path])
     assert report.totals.messages == 11
     reasons = {r.record: r.reason for r in report.totals.rejected}
     assert reasons["record 1 (id broken-1)"] == "mapping is a list, not an object"
     assert reasons["record 3"] == "conversation has no id or conversation_id"
     assert reasons["record 4"] == "expected an object, got int"
+    assert reasons["record 5 (id odd)"].startswith("malformed record (TypeError")
     stored = _rows(settings, "SELECT record, reason, source_path FROM quarantine ORDER BY record")
-    assert len(stored) == 3 and all(row[2] == str(path.resolve()) for row in stored)
+    assert len(stored) == 4 and all(row[2] == str(path.resolve()) for row in stored)
     assert "quarantined record 1 (id broken-1)" in report.summary()
 
 

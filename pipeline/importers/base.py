@@ -94,11 +94,13 @@ class Parsed:
     messages: list[Message]
 
 
-def map_role(raw: object, where: str) -> Role:
-    role = ROLE_ALIASES.get(str(raw).strip().lower()) if raw is not None else None
-    if role is None:
-        raise RecordError(f"{where}: unknown role {raw!r}")
-    return role
+def map_role(raw: object, where: str, prefix: str = "") -> Role:
+    """The Role for an export's role/sender label; an unknown label is a RecordError."""
+    if isinstance(raw, str):
+        role = ROLE_ALIASES.get(raw) or ROLE_ALIASES.get(raw.strip().lower())
+        if role is not None:
+            return role
+    raise RecordError(f"{prefix}{where}: unknown role {raw!r}")
 
 
 def parse_time(value: object) -> datetime | None:
@@ -331,5 +333,8 @@ def per_record(
                 yield convert(raw, ctx)
             except RecordError as exc:
                 yield QuarantinedRecord(record_label(label, raw), exc.reason, excerpt(raw))
+            except (TypeError, ValueError, KeyError, AttributeError) as exc:
+                reason = f"malformed record ({type(exc).__name__}: {exc})"
+                yield QuarantinedRecord(record_label(label, raw), reason, excerpt(raw))
 
     return read

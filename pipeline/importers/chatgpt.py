@@ -110,37 +110,41 @@ def _metadata(node_id: str, message: dict[str, Any]) -> dict[str, Any]:
     meta: dict[str, Any] = {"status": message.get("status")}
     if message.get("id") != node_id:
         meta["node_id"] = node_id
-    raw_meta = message.get("metadata") or {}
-    if isinstance(raw_meta, dict):
-        if raw_meta.get("model_slug"):
-            meta["model_slug"] = raw_meta["model_slug"]
+    raw_meta = message.get("metadata")
+    if raw_meta and isinstance(raw_meta, dict):
+        slug = raw_meta.get("model_slug")
+        if slug:
+            meta["model_slug"] = slug
         if raw_meta.get("is_visually_hidden_from_conversation"):
             meta["hidden"] = True
     recipient = message.get("recipient")
-    if recipient not in (None, "all"):
+    if recipient is not None and recipient != "all":
         meta["recipient"] = recipient
     return meta
 
 
 def _draft(node_id: str, message: dict[str, Any]) -> Draft | None:
     """The message as a Draft, or None when it is not worth storing (empty hidden/system)."""
-    author = message.get("author") if isinstance(message.get("author"), dict) else {}
+    author = message.get("author")
+    if not isinstance(author, dict):
+        author = {}
     content = message.get("content")
     text, parts = content_text(content)
     meta = _metadata(node_id, message)
-    raw_role = author.get("role") if author else None
-    role = map_role(raw_role, f"message {node_id}")
-    if isinstance(content, dict) and content.get("content_type") == "user_editable_context":
+    role = map_role(author.get("role"), node_id, "message ")
+    ctype = content.get("content_type") if isinstance(content, dict) else None
+    if ctype == "user_editable_context":
         role = "system"
-    if not text.strip() and not parts and (role == "system" or meta.get("hidden")):
+    if not parts and (role == "system" or "hidden" in meta) and not text.strip():
         return None
-    if isinstance(content, dict) and content.get("content_type") not in (None, "text"):
-        meta["content_type"] = content["content_type"]
-    external = message.get("id") if isinstance(message.get("id"), str) else node_id
+    if ctype is not None and ctype != "text":
+        meta["content_type"] = ctype
+    external = message.get("id")
     return Draft(
-        external_id=external, parent_external_id=None, role=role, text=text,
-        created_at=parse_time(message.get("create_time")),
-        author=author.get("name") if author else None, parts=parts, metadata=meta,
+        external_id=external if isinstance(external, str) and external else node_id,
+        parent_external_id=None, role=role, text=text,
+        created_at=parse_time(message.get("create_time")), author=author.get("name"),
+        parts=parts, metadata=meta,
     )
 
 
