@@ -126,3 +126,22 @@ def test_unknown_kind_is_refused(synced: Synced) -> None:
     with pytest.raises(GraphError):
         graph.run_cypher("THIS IS NOT CYPHER")
     assert len(graph.ids("Message")) == 8
+
+
+def _doc_queries() -> list[str]:
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[2] / "docs" / "graph-schema.md").read_text("utf-8")
+    return [block.split("```", 1)[0] for block in text.split("```cypher\n")[1:]]
+
+
+@pytest.mark.parametrize("query", _doc_queries())
+def test_documented_queries_run(synced: Synced, query: str) -> None:
+    graph, built = synced
+    anchor = (built.messages["m3"].id if "(m:Message {id: $id})" in query
+              else built.concepts["rust"] if "MERGED_INTO" not in query
+              else built.concepts["old"])
+    params = {"id": anchor, "t": "2024-03-15T00:00:00.000000+00:00"}
+    used = {name: value for name, value in params.items() if f"${name}" in query}
+    rows = graph.run_cypher(query, used)
+    assert rows or "conflicts_with" in query, query  # the builder has no conflicts
