@@ -176,3 +176,42 @@ def test_segment_store_is_idempotent(settings: Settings) -> None:
     assert repo.count_by_status() == {"pending": new}
     member_ids = {mid for row in repo.pending_segments() for mid in repo.segment_messages(row.id)}
     assert member_ids == {m.id for m in source.messages()}
+
+
+@st.composite
+def trees(draw: st.DrawFn) -> list[Message]:
+    """A random conversation tree with the path to one leaf flagged as the current branch."""
+    n = draw(st.integers(min_value=1, max_value=30))
+    parents = [None] + [draw(st.integers(min_value=0, max_value=i - 1)) for i in range(1, n)]
+    sizes = draw(st.lists(st.integers(1, 400), min_size=n, max_size=n))
+    children = {p for p in parents if p is not None}
+    leaves = [i for i in range(n) if i not in children]
+    leaf = draw(st.sampled_from(leaves))
+    current: set[int] = set()
+    node: int | None = leaf
+    while node is not None:
+        current.add(node)
+        node = parents[node]
+    return [
+        msg(i, "t" * sizes[i], parent=parents[i], current=i in current,
+            role="user" if i % 2 == 0 else "assistant")
+        for i in range(n)
+    ]
+
+
+@settings(max_examples=80, deadline=None)
+@given(messages=trees(), max_tokens=st.integers(30, 300), overlap=st.integers(0, 2))
+def test_branching_properties(messages: list[Message], max_tokens: int, overlap: int) -> None:
+    plans = segment_conversation(messages, max_tokens, overlap)
+    parent_of = {m.id: m.parent_id for m in messages}
+    assert {m.id for m in messages} == {mid for p in plans for mid in p.message_ids}
+    for plan in plans:
+        # every segment is a contiguous path of the tree, in order
+        for before, after in itertools.pairwise(plan.message_ids):
+            assert parent_of[after] == before
+        assert plan.token_estimate <= max_tokens or len(plan.message_ids) == 1
+    assert len({p.id for p in plans}) == len(plans)
+    assert plans[0].branch == CURRENT_BRANCH
+    side = {p.branch for p in plans} - {CURRENT_BRANCH}
+    leaves = {m.id for m in messages} - {m.parent_id for m in messages}
+    assert side <= leaves
