@@ -92,14 +92,17 @@ class SemanticMapper:
         tally = MappingTally()
         vectors = self.index.embed_names([normalize_name(i.mention.title) for i in inputs])
         cosines = self.index.cosines(vectors)  # one matrix product for the whole extraction
-        chosen: dict[str, tuple[str, MappingInput]] = {}
+        mapped: list[tuple[str, MappingInput]] = []
         for column, (item, vector) in enumerate(zip(inputs, vectors, strict=True)):
             decision = self.decide(item, vector, cosines[:, column])
             self.apply(decision, item, prov, tally)
             if decision.concept_id in self.index.concepts and item.verification.verified:
-                chosen.setdefault(normalize_name(item.mention.title), (decision.concept_id, item))
-        for concept_id, item in chosen.values():
-            tally.relations += self._relate(concept_id, item, chosen, prov)
+                mapped.append((decision.concept_id, item))
+        by_title: dict[str, str] = {}
+        for concept_id, item in mapped:  # a title names the concept its first mention got
+            by_title.setdefault(normalize_name(item.mention.title), concept_id)
+        for concept_id, item in mapped:
+            tally.relations += self._relate(concept_id, item, by_title, prov)
         return tally
 
     # -- deciding ------------------------------------------------------------------------------
@@ -236,16 +239,16 @@ class SemanticMapper:
 
     def _relate(
         self, concept_id: str, item: MappingInput,
-        chosen: dict[str, tuple[str, MappingInput]], prov: Provenance,
+        by_title: dict[str, str], prov: Provenance,
     ) -> int:
         added = 0
         for relation in item.mention.relations:
-            target = chosen.get(normalize_name(relation.target_title))
-            if target is None or target[0] == concept_id:
+            target = by_title.get(normalize_name(relation.target_title))
+            if target is None or target == concept_id:
                 continue
             added += self.repo.add_relation(
                 RelationRow(
-                    source_concept_id=concept_id, target_concept_id=target[0],
+                    source_concept_id=concept_id, target_concept_id=target,
                     relation=relation.relation, confidence=relation.confidence,
                     valid_at=_iso(item.message_time),
                     evidence_message_id=item.verification.message_id,
