@@ -31,7 +31,14 @@ from ontology import Embedder, stable_id, text_hash
 from staging import Provenance, StagingStore
 from staging.gardener_repo import GardenerRepo
 
-__all__ = ["CODE_VERSION", "GardenOptions", "GardenReport", "garden", "revert_plan"]
+__all__ = [
+    "CODE_VERSION",
+    "GardenOptions",
+    "GardenReport",
+    "apply_checked",
+    "garden",
+    "revert_plan",
+]
 
 CODE_VERSION = "gardener-0.1"
 
@@ -215,6 +222,22 @@ def _steps(g: _Gardener, seed: int, trials: int, now: datetime,
             "trials": study.trials, "best_params": study.best_params,
             "best_value": study.best_value, "pinned": study.pinned}, g.prov)
     g.commit(plan_topics(g.state, ids, result, now=now, params=params, salt=salt))
+
+
+def apply_checked(staging: StagingStore, plan: Plan, prov: Provenance) -> list[str]:
+    """Check ``plan`` against the current staging state, then apply it (or record a rejection).
+
+    Returns the names of the checks that passed; raises ``PlanCheckFailed`` (nothing applied).
+    """
+    repo = GardenerRepo(staging.db)
+    state = GardenState.from_rows(repo.load_rows())
+    failures = check_plan(plan, state)
+    if failures:
+        repo.record_plan(plan.to_dict(), "rejected", failures, prov)
+        raise PlanCheckFailed(plan.step, failures)
+    checks = validate_plan(plan, state)
+    repo.apply_plan(plan.to_dict(), checks, prov)
+    return checks
 
 
 def revert_plan(staging: StagingStore, plan_id: str, *, user_scope: str = "default-user",

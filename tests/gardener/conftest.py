@@ -123,3 +123,9 @@ def prov() -> Any:
     from staging import Provenance
 
     return Provenance(**PROV)
+
+
+@pytest.fixture
+def builder_for() -> Any:
+    """``builder_for(staging)``: a ``Builder`` over any staging store (e.g. a CLI store)."""
+    return Builder

@@ -1,0 +1,63 @@
+"""Each deterministic check fails on a crafted bad plan, names the failure, applies nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from gardener.errors import PlanCheckFailed
+from gardener.plans import Plan, RowChange
+from gardener.service import apply_checked
+
+
+def _link(src, dst, kind="merged_into"):
+    return RowChange("concept_links", {"from_concept_id": src, "to_concept_id": dst, "kind": kind},
+                     None, {"plan_id": "p", "active": 1}, {"active": 0})
+
+
+def _setup(build):
+    build.concept("c_a", "alpha")
+    build.concept("c_b", "beta", quotes=["b1", "b2"])
+
+
+BAD_PLANS = {
+    "dangling": [_link("c_a", "c_missing")],
+    "evidence": [RowChange("evidence", {"id": "EVIDENCE_OF_A"}, {"concept_id": "c_a"},
+                           {"concept_id": "c_b"})],
+    "cycles": [_link("c_a", "c_b"), _link("c_b", "c_a")],
+    "empty_topic": [RowChange("topics", {"id": "t_empty"}, None,
+                              {"label": "x", "keywords": "[]", "size": 0, "active": 1,
+                               "plan_id": "p"})],
+    "stale": [RowChange("concepts", {"id": "c_a"}, {"state": "weak"}, {"state": "archived"})],
+}
+
+
+@pytest.mark.parametrize("check", sorted(BAD_PLANS))
+def test_bad_plan_is_rejected_and_nothing_applied(check, staging, build, prov, snapshot):
+    _setup(build)
+    evidence_of_a = next(staging.db["evidence"].rows_where("concept_id = 'c_a'"))["id"]
+    changes = [
+        RowChange(c.table, {"id": evidence_of_a}, c.before, c.after)
+        if c.key.get("id") == "EVIDENCE_OF_A" else c
+        for c in BAD_PLANS[check]
+    ]
+    plan = Plan(f"plan_{check}", "merge", [{"action": "crafted"}], changes)
+    before = snapshot(staging)
+    with pytest.raises(PlanCheckFailed) as info:
+        apply_checked(staging, plan, prov)
+    assert any(failure.startswith(f"{check}:") for failure in info.value.failures)
+    assert check in info.value.message
+    assert snapshot(staging) == before
+    row = staging.db["gardener_plans"].get(plan.id)
+    assert row["status"] == "rejected"
+    assert any(f.startswith(f"{check}:") for f in json.loads(row["checks"]))
+
+
+def test_good_plan_passes_every_check(staging, build, prov):
+    _setup(build)
+    plan = Plan("plan_ok", "merge", [], [_link("c_a", "c_b")])
+    assert apply_checked(staging, plan, prov) == [
+        "stale", "dangling", "evidence", "cycles", "empty_topic"]
+    assert staging.db["gardener_plans"].get("plan_ok")["status"] == "applied"
+    assert staging.count("concept_links") == 1
