@@ -108,3 +108,15 @@ def test_bundled_sample_every_quote_verbatim(
     assert all(texts[mid][start:end] == quote for quote, mid, start, end in rows)
     stats = _stats(store, capsys)
     assert stats["concepts"] >= 20 and stats["segments_by_status"].get("pending", 0) == 0
+
+
+def test_extract_with_base_url_uses_the_llm(
+    store: Path, capsys: pytest.CaptureFixture[str], llm_server: object
+) -> None:
+    assert main(["--store", str(store), "ingest", str(DATA)]) == 0
+    url = llm_server.base_url  # type: ignore[attr-defined]
+    assert main(["--store", str(store), "extract", "--base-url", url, "--model", "m1"]) == 0
+    assert "extract (llm:m1)" in capsys.readouterr().err
+    stats = _stats(store, capsys)
+    assert stats["llm_calls"] == 3 and stats["segments_by_status"] == {"extracted": 3}
+    assert stats["evidence"] >= 1
