@@ -9,7 +9,8 @@
 2. Prompt tokens per message (cl100k_base): our prompt + strict ExtractionResult schema versus a
    NAIVE prompt that sends the full ConceptHypothesis schema and the known concepts (titles and
    descriptions) on every call so the model decides identity. Seed 002 reports -48%.
-3. Offline extractor messages/s, if ``pipeline.offline_extractor`` is present.
+3. The --dry-run estimate (calls, tokens) at Jocker scale and how long it takes (no network).
+4. Offline extractor messages/s, if ``pipeline.offline_extractor`` is present.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from pipeline.llm import (
     StructuredClient,
     count_message_tokens,
     count_tokens,
+    estimate_extraction_cost,
     render_extraction_messages,
 )
 from pipeline.settings import Settings
@@ -177,6 +179,16 @@ def bench_tokens(requests: list[ExtractionRequest], known_count: int) -> None:
               f"{naive / messages:.1f} -> ours is {100 * (ours / naive - 1):+.0f}%")
 
 
+def bench_dry_run(segments: int) -> None:
+    requests = synthetic_requests(segments, seed=5)
+    started = time.perf_counter()
+    estimate = estimate_extraction_cost(requests, Settings())
+    elapsed = time.perf_counter() - started
+    print(f"dry-run estimate: {estimate.calls} calls, {estimate.messages} messages, "
+          f"{estimate.prompt_tokens} prompt tokens, <= {estimate.max_completion_tokens} "
+          f"completion tokens, computed in {elapsed:.2f}s ({estimate.encoding}, no network)")
+
+
 def bench_offline(requests: list[ExtractionRequest]) -> None:
     try:
         from pipeline.offline_extractor import OfflineExtractor
@@ -199,10 +211,14 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--known", type=int, default=300)
     parser.add_argument("--offline-segments", type=int, default=200)
+    parser.add_argument("--dry-run-segments", type=int, default=4928,
+                        help="segments of 5 messages for the estimate (4928 ~ Jocker's 24,639)")
     args = parser.parse_args()
     requests = synthetic_requests(args.segments)
     bench_tokens(requests, args.known)
     bench_throughput(requests, args.latency, args.concurrency)
+    if args.dry_run_segments:
+        bench_dry_run(args.dry_run_segments)
     if args.offline_segments:
         bench_offline(synthetic_requests(args.offline_segments, seed=3))
 

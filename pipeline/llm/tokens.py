@@ -6,6 +6,7 @@ Either way a count made here is an estimate (``tokens_estimated=1`` in ``llm_cal
 
 from __future__ import annotations
 
+import functools
 import json
 import threading
 from collections.abc import Sequence
@@ -50,7 +51,15 @@ def count_message_tokens(
     """Prompt tokens of chat ``messages`` plus, if given, the response-format schema."""
     total = 3  # the reply is primed with an assistant header
     for message in messages:
-        total += _PER_MESSAGE + count_tokens(str(message.get("content") or ""))
+        content = str(message.get("content") or "")
+        counter = _count_repeated if message.get("role") == "system" else count_tokens
+        total += _PER_MESSAGE + counter(content)
     if schema is not None:
-        total += count_tokens(json.dumps(schema, separators=(",", ":")))
+        total += _count_repeated(json.dumps(schema, separators=(",", ":"), sort_keys=True))
     return total
+
+
+@functools.lru_cache(maxsize=64)
+def _count_repeated(text: str) -> int:
+    """System prompts and schemas repeat on every call: count each once."""
+    return count_tokens(text)
