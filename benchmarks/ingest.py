@@ -6,6 +6,7 @@ times ``ingest_paths`` into a fresh store and prints seconds, messages/s and pea
 Then re-ingests the same file (must add 0 rows) and prints that time too.
 
     .venv/bin/python benchmarks/ingest.py [--conversations 3253] [--messages 24639]
+        [--trace-memory]
 
 Target on a 2-core machine: <= 2 s for the first ingest.
 """
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import sqlite3
@@ -26,11 +28,12 @@ from typing import Any
 from pipeline.ingest import ingest_paths
 from pipeline.settings import Settings
 
-WORDS = (
+_VOCABULARY = (
     "the project memory graph training plan budget rust cli lisbon spanish remote work goal"
     " because deadline weekly review habit focus energy team design test data export concept"
     " evidence message branch answer question schedule run marathon pace week month year"
-).split()
+)
+WORDS = tuple(_VOCABULARY.split())
 
 
 def _text(rng: random.Random, words: int) -> str:
@@ -104,47 +107,46 @@ def generate(path: Path, conversations: int, messages: int, seed: int = 7) -> No
         f.write("]")
 
 
-def _timed(settings: Settings, path: Path) -> tuple[float, int, int]:
-    tracemalloc.start()
-    started = time.perf_counter()
+def _timed(settings: Settings, path: Path, trace: bool) -> tuple[float, float, int, int]:
+    """(wall seconds, CPU seconds of this process, messages added, peak traced bytes)."""
+    if trace:
+        tracemalloc.start()
+    started, cpu = time.perf_counter(), time.process_time()
     report = ingest_paths(settings, [path])
-    seconds = time.perf_counter() - started
-    peak = tracemalloc.get_traced_memory()[1]
-    tracemalloc.stop()
-    return seconds, report.totals.messages, peak
+    seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
+    peak = tracemalloc.get_traced_memory()[1] if trace else 0
+    if trace:
+        tracemalloc.stop()
+    return seconds, cpu, report.totals.messages, peak
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--conversations", type=int, default=3253)
     parser.add_argument("--messages", type=int, default=24639)
-    parser.add_argument("--no-tracemalloc", action="store_true",
-                        help="time without tracemalloc's overhead (peak from ru_maxrss only)")
+    parser.add_argument("--trace-memory", action="store_true",
+                        help="also measure peak Python memory with tracemalloc (slows ingest)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         export = Path(tmp) / "conversations.json"
         generate(export, args.conversations, args.messages)
         size_mb = export.stat().st_size / 1e6
         settings = Settings(store=Path(tmp) / "store")
-        if args.no_tracemalloc:
-            started = time.perf_counter()
-            added = ingest_paths(settings, [export]).totals.messages
-            seconds, peak = time.perf_counter() - started, 0
-        else:
-            seconds, added, peak = _timed(settings, export)
-        again = time.perf_counter()
-        readded = ingest_paths(settings, [export]).totals.messages
-        again = time.perf_counter() - again
+        seconds, cpu, added, peak = _timed(settings, export, args.trace_memory)
+        again, again_cpu, readded, _ = _timed(settings, export, False)
         stored = sqlite3.connect(settings.source_db).execute(
             "SELECT COUNT(*) FROM messages").fetchone()[0]
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"export: {args.conversations} conversations, {stored} messages stored,"
           f" {size_mb:.1f} MB")
-    print(f"ingest: {seconds:.2f} s, {added / seconds:,.0f} messages/s")
+    print(f"ingest: {seconds:.2f} s wall ({cpu:.2f} s CPU), {added / seconds:,.0f} messages/s"
+          f"{' (with tracemalloc on)' if peak else ''}")
     if peak:
         print(f"peak traced Python memory: {peak / 1e6:.1f} MB")
     print(f"max RSS of the process (incl. generation): {rss:.0f} MB")
-    print(f"re-ingest: {again:.2f} s, {readded} messages added (must be 0)")
+    print(f"re-ingest: {again:.2f} s wall ({again_cpu:.2f} s CPU), {readded} messages added"
+          " (must be 0)")
+    print(f"load average while running: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":
