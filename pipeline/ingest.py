@@ -178,6 +178,7 @@ def _progress_bar(enabled: bool, total: int) -> Iterator[_Tracker]:
     if not enabled:
         yield _Tracker(None, None)
         return
+    from rich.console import Console
     from rich.progress import (
         BarColumn,
         DownloadColumn,
@@ -187,7 +188,7 @@ def _progress_bar(enabled: bool, total: int) -> Iterator[_Tracker]:
     )
 
     columns = (TextColumn("[bold]ingest"), BarColumn(), DownloadColumn(), TimeRemainingColumn())
-    with Progress(*columns, transient=True) as progress:
+    with Progress(*columns, transient=True, console=Console(stderr=True)) as progress:
         task = progress.add_task("ingest", total=total)
         yield _Tracker(progress, task)
 
