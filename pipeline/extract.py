@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import Counter, deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -94,15 +95,21 @@ class ExtractReport:
 
 
 def build_extractor(settings: Settings, staging: StagingStore, run: Run,
-                    offline: bool | None = None) -> Extractor:
-    """Offline extractor unless an endpoint or key is configured (``offline`` forces it)."""
+                    offline: bool | None = None, stack: ExitStack | None = None) -> Extractor:
+    """Offline extractor unless an endpoint or key is configured (``offline`` forces it).
+
+    The LLM extractor's call log is closed by ``stack`` when given.
+    """
     if offline or (offline is None and settings.offline):
         from pipeline.offline_extractor import OfflineExtractor
 
         return OfflineExtractor()
     from pipeline.llm import LLMCallLog, LLMExtractor, StructuredClient
 
-    return LLMExtractor(StructuredClient(settings, LLMCallLog(staging, run)), settings.llm_model)
+    log = LLMCallLog(staging, run)
+    if stack is not None:
+        stack.callback(log.close)
+    return LLMExtractor(StructuredClient(settings, log), settings.llm_model)
 
 
 def extract_store(
@@ -120,10 +127,10 @@ def extract_store(
         return ExtractReport(estimate=dry_run_estimate(settings))
     source = open_source(settings)
     staging = StagingStore.open(settings.staging_db)
+    stage = _Stage(settings, source, staging, extractor, offline)
     try:
-        return _Stage(settings, source, staging, extractor, offline).run(
-            batch_out=batch_out, batch_in=batch_in, progress=progress
-        )
+        with stage.closing:
+            return stage.run(batch_out=batch_out, batch_in=batch_in, progress=progress)
     finally:
         staging.close()
         source.close()
@@ -137,6 +144,7 @@ class _Stage:
         self.repo = ConceptRepo(staging)
         self.report = ExtractReport()
         self._extractor, self._offline = extractor, offline
+        self.closing = ExitStack()
 
     def run(self, *, batch_out: Path | str | None, batch_in: Path | str | None,
             progress: bool) -> ExtractReport:
@@ -202,7 +210,7 @@ class _Stage:
         if batch_in is not None:
             return _batch_outcomes(self.staging, run, works, batch_in), "batch", lambda _: None
         extractor = self._extractor or build_extractor(
-            self.settings, self.staging, run, self._offline
+            self.settings, self.staging, run, self._offline, self.closing
         )
         workers = self.settings.llm_concurrency if extractor.label.startswith("llm:") else 1
         outcomes = _run_extractor(extractor, works, workers)
@@ -302,8 +310,9 @@ def _batch_outcomes(staging: StagingStore, run: Run, works: Iterator[SegmentWork
 
     by_id = {work.request.segment_id: work for work in works}
     requests = {segment_id: work.request for segment_id, work in by_id.items()}
-    for segment_id, outcome in read_batch_output(path, requests, LLMCallLog(staging, run)):
-        yield by_id[segment_id], outcome
+    with LLMCallLog(staging, run) as log:
+        for segment_id, outcome in read_batch_output(path, requests, log):
+            yield by_id[segment_id], outcome
 
 
 class _progress:
