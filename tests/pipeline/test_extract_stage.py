@@ -249,3 +249,27 @@ def test_llm_path_rejects_quotes_not_in_the_message(hashing: Settings, llm_serve
     assert conn.execute("SELECT COUNT(*) FROM extractions WHERE llm_call_id IS NULL"
                         ).fetchone()[0] == 0
     assert _assert_quotes_verbatim(llm) > 0
+
+
+def test_llm_invalid_replies_fail_the_segment_and_store_nothing(
+    hashing: Settings, llm_server: Any
+) -> None:
+    from llm_server import text_reply
+
+    ingest_paths(hashing, [DATA])
+    llm = hashing.model_copy(update={"llm_base_url": llm_server.base_url, "llm_concurrency": 1,
+                                     "llm_repair_attempts": 1})
+    llm_server.script(text_reply('{"mentions": [{"title": "cut'),
+                      text_reply('{"mentions": [{"title": "cut'))
+    report = extract_store(llm)
+    assert (report.segments_done, report.segments_failed) == (2, 1)
+    ((error_class, count),) = report.llm_failures.items()
+    assert count == 1 and error_class
+    conn = sqlite3.connect(llm.staging_db)
+    (failed,) = conn.execute("SELECT id FROM segments WHERE status = 'failed'").fetchone()
+    assert conn.execute("SELECT COUNT(*) FROM extractions WHERE segment_id = ?",
+                        [failed]).fetchone()[0] == 0
+    assert conn.execute("SELECT COUNT(*) FROM llm_calls WHERE segment_id = ? AND status != 'ok'",
+                        [failed]).fetchone()[0] == 2
+    retry = extract_store(llm)  # the server now answers validly: the failed segment completes
+    assert (retry.segments_done, retry.segments_failed) == (1, 0)
