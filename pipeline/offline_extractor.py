@@ -25,7 +25,7 @@ from ontology import (
     SegmentMessage,
     normalize_name,
 )
-from pipeline.offline.keyphrases import guess_language, keyphrases
+from pipeline.offline.keyphrases import guess_language, keyphrases, stopwords
 from pipeline.offline.patterns import Pattern, patterns_for
 from pipeline.offline.text import Span, clean_title, mask_code, quote_around, sentences
 
@@ -51,8 +51,10 @@ _PROJECT_WORDS = _word_set(
 )
 _FILLER = _word_set(
     "great sure thanks thank hello hi hey yes yeah okay ok sorry please absolutely certainly"
-    " here let good nice awesome perfect excellent glad happy welcome"
+    " here let good nice awesome perfect excellent glad happy welcome sounds wow oh cool"
+    " amazing congrats congratulations haha lol omg aw aww dear"
 )
+_DANGLING = _word_set("you it them that this me him her us out up there so too")
 _THAT = re.compile(r"(?<!\w)(?:that|que|dass)(?!\w)", re.I)
 _PRONOUNS = _word_set("i i'm i’m im yo je ich eu")
 _DESCRIPTIONS: dict[str, str] = {
@@ -94,7 +96,7 @@ class OfflineExtractor:
         user = [m for m in request.messages if m.role == "user" and m.text.strip()]
         assistant = [m for m in request.messages if m.role == "assistant" and m.text.strip()]
         lang = guess_language(" ".join(m.text[:2000] for m in user or assistant))
-        drafts = [d for m in user for d in _pattern_drafts(m, patterns_for(lang))]
+        drafts = [d for m in user for d in _pattern_drafts(m, patterns_for(lang), lang)]
         named = self._keyphrase_drafts(user, assistant, lang)
         drafts += [d for d in named if not _inside_pattern_title(d, drafts)]
         unique = _dedupe(drafts)[: self.max_mentions]
@@ -128,7 +130,9 @@ class OfflineExtractor:
         return drafts
 
 
-def _pattern_drafts(message: SegmentMessage, patterns: tuple[Pattern, ...]) -> list[_Draft]:
+def _pattern_drafts(
+    message: SegmentMessage, patterns: tuple[Pattern, ...], lang: str
+) -> list[_Draft]:
     drafts: list[_Draft] = []
     text = message.text
     for sentence in sentences(text):
@@ -138,7 +142,7 @@ def _pattern_drafts(message: SegmentMessage, patterns: tuple[Pattern, ...]) -> l
             if match is None:
                 continue
             title = _title(match, pattern)
-            if len(title) < 3:
+            if not _meaningful(title, pattern, lang):
                 continue
             span = quote_around(text, sentence, sentence.start + match.start())
             drafts.append(
@@ -165,6 +169,16 @@ def _title(match: re.Match[str], pattern: Pattern) -> str:
     head = clean_title(" ".join(words), max_words=4)
     tail = clean_title(obj, max_words=4)
     return f"{head} vs {tail}" if head and tail else ""
+
+
+def _meaningful(title: str, pattern: Pattern, lang: str) -> bool:
+    """Not "tell you", "check them out" or a bare "started": some content must be named."""
+    words = title.split()
+    stops = stopwords(lang) | stopwords("en")
+    content = [w for w in words if w.casefold() not in stops]
+    if len(title) < 3 or not content or (pattern.family == "event" and len(words) < 2):
+        return False
+    return len(content) >= 2 or words[-1].casefold() not in _DANGLING
 
 
 def _locate(phrase: str, split: _Sentences) -> tuple[SegmentMessage, str, int] | None:

@@ -11,6 +11,8 @@ __all__ = ["Keyphrase", "guess_language", "keyphrases", "stopwords"]
 _WORD = re.compile(r"[^\W\d_][\w'’-]*", re.U)
 _MAX_CHARS = 12_000
 _LANGS = ("en", "es", "fr", "de", "pt", "it", "nl")
+_WEAK_SUFFIXES = ("ing", "ed", "ly", "ful", "ous", "ive", "ble", "ent", "ant")
+_SENTENCE_STARTERS = frozenset(".!?…:;\n\"'“(-*#>")
 
 Keyphrase = tuple[str, float]
 
@@ -64,11 +66,10 @@ def keyphrases(text: str, lang: str, top: int = 10) -> list[Keyphrase]:
     except Exception:  # YAKE is a heuristic library; a failure must not stop extraction
         return []
     stops = stopwords(lang) | stopwords("en")
-    lowered = sample.lower()
     kept: dict[str, Keyphrase] = {}
     for phrase, score in found:
         for run in _runs(str(phrase), stops):
-            if _plausible(run) and _repeated_if_common(run, lowered):
+            if _plausible(run) and _single_word_ok(run, sample):
                 kept.setdefault(run.casefold(), (run, float(score)))
     return list(kept.values())[:top]
 
@@ -84,11 +85,24 @@ def _runs(phrase: str, stops: frozenset[str]) -> list[str]:
     return [" ".join(run) for run in runs if run]
 
 
-def _repeated_if_common(phrase: str, lowered: str) -> bool:
-    """A single lowercase word counts only when the text uses it more than once."""
-    if " " in phrase or not phrase.islower():
+def _single_word_ok(word: str, text: str) -> bool:
+    """Single words: a name used mid-sentence, an acronym, or a noun the text keeps using."""
+    if " " in word or any(ch.isupper() for ch in word[1:]) or any(ch.isdigit() for ch in word):
         return True
-    return len(re.findall(rf"(?<!\w){re.escape(phrase)}(?!\w)", lowered)) >= 2
+    if word[0].isupper():  # "Lisbon" yes; "Life" (only ever capitalised at a start) no
+        return any(_mid_sentence(text, m.start()) for m in _exact(word).finditer(text))
+    if word.endswith(_WEAK_SUFFIXES):
+        return False
+    return len(re.findall(rf"(?<!\w){re.escape(word)}(?!\w)", text, re.I)) >= 3
+
+
+def _exact(word: str) -> re.Pattern[str]:
+    return re.compile(rf"(?<!\w){re.escape(word)}(?!\w)")
+
+
+def _mid_sentence(text: str, at: int) -> bool:
+    before = text[:at].rstrip()
+    return bool(before) and before[-1] not in _SENTENCE_STARTERS
 
 
 def _plausible(phrase: str) -> bool:

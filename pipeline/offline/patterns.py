@@ -65,8 +65,8 @@ PATTERNS: tuple[Pattern, ...] = (
         "belief",
         "en",
         0.75,
-        rf"I (?:strongly |really |firmly )?believe(?: that)?|{_AM} convinced"
-        r"(?: that)?",
+        r"I (?:strongly |really |firmly )?believe(?! in\b| you\b| me\b| it\b)(?: that)?"
+        rf"|{_AM} convinced(?: that)?",
     ),
     _p("belief", "en", 0.7, r"in my (?:honest )?opinion,?|I (?:strongly )?feel that"),
     _p("belief", "en", 0.65, r"I think that|I(?:'ve| have) come to (?:believe|think) that"),

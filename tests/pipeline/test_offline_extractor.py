@@ -171,3 +171,24 @@ def test_quotes_are_verbatim_on_arbitrary_text(texts: list[str]) -> None:
     req = request(*[("user" if i % 2 == 0 else "assistant", t) for i, t in enumerate(prefixed)])
     result = OfflineExtractor().extract(req)
     assert_verbatim(req, result)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "There's something I want to tell you.",
+        "I'd love to check them out.",
+        "I believe in you, Maria!",
+        "Hey, I've been busy with the petition I started - it's tricky.",
+    ],
+)
+def test_contentless_phrases_are_not_mentions(text: str) -> None:
+    result = OfflineExtractor().extract(request(("user", text)))
+    assert [m for m in result.mentions if m.type != "entity"] == []
+
+
+def test_keyphrase_filters_keep_names_and_drop_sentence_starts() -> None:
+    text = ("Life is busy. Life goes on. Thanks, Maria! I met Maria at the SQLite meetup. "
+            "Life is good and the meetup was fun.")
+    titles = {m.title for m in OfflineExtractor().extract(request(("user", text))).mentions}
+    assert "Maria" in titles and "Life" not in titles
