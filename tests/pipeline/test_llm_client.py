@@ -6,7 +6,7 @@ import json
 import socket
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from llm_server import (
@@ -18,9 +18,9 @@ from llm_server import (
     sample_request,
     text_reply,
 )
-from pydantic import SecretStr
+from pydantic import Field, SecretStr
 
-from ontology import ExtractionResult, schema_hash, strict_json_schema
+from ontology import ExtractionResult, StrictBase, schema_hash, strict_json_schema
 from pipeline.llm import (
     ExtractionFailed,
     LLMCallLog,
@@ -389,3 +389,19 @@ def test_concurrent_extraction_logs_one_ok_row_per_segment(
     for segment_id, result, call_id in done:
         assert by_id[call_id] == segment_id
         assert result.mentions[0].message_ref == "m1"
+
+
+class Verdict(StrictBase):
+    answer: Literal["yes", "no"] = Field(description="The answer.")
+
+
+def test_any_strict_model_can_be_completed(
+    client: StructuredClient, llm_server: ScriptedLLMServer, staging: StagingStore
+) -> None:
+    llm_server.script(json_reply({"answer": "maybe"}), json_reply({"answer": "yes"}))
+    done = client.complete_logged(Verdict, [{"role": "user", "content": "Yes or no?"}])
+    assert done.value == Verdict(answer="yes") and done.attempts == 2
+    assert client.last_call_id == done.call_id
+    assert llm_server.requests[0]["response_format"]["json_schema"]["name"] == "Verdict"
+    assert [(r["schema_name"], r["error_class"], r["segment_id"]) for r in rows(staging)] == [
+        ("Verdict", "bad_enum", None), ("Verdict", None, None)]
