@@ -78,8 +78,9 @@ class ExtractReport:
     def summary(self) -> str:
         if self.estimate is not None:
             e = self.estimate
-            return (f"dry run: {e.calls} calls, ~{e.prompt_tokens} prompt tokens, at most"
-                    f" {e.max_completion_tokens} completion tokens ({e.messages} messages)")
+            return (f"dry run ({self.extractor}): {e.calls} calls, ~{e.prompt_tokens} prompt"
+                    f" tokens, at most {e.max_completion_tokens} completion tokens"
+                    f" ({e.messages} messages)")
         if self.batch_written is not None:
             return f"wrote {self.batch_written} batch requests"
         decisions = ", ".join(f"{k} {v}" for k, v in sorted(self.mapping.actions.items()))
@@ -124,7 +125,9 @@ def extract_store(
 ) -> ExtractReport:
     """Run the extract stage over the store named by ``settings``."""
     if dry_run:
-        return ExtractReport(estimate=dry_run_estimate(settings))
+        uses_llm = extractor is None and not (offline or (offline is None and settings.offline))
+        label = f"llm:{settings.llm_model}" if uses_llm else "offline: no LLM calls would be made"
+        return ExtractReport(extractor=label, estimate=dry_run_estimate(settings))
     source = open_source(settings)
     staging = StagingStore.open(settings.staging_db)
     stage = _Stage(settings, source, staging, extractor, offline)

@@ -60,7 +60,7 @@ def test_extract_dry_run_and_option_errors(
 ) -> None:
     assert main(["--store", str(store), "ingest", str(DATA)]) == 0
     assert main(["--store", str(store), "extract", "--dry-run"]) == 0
-    assert "dry run: 3 calls" in capsys.readouterr().err
+    assert "offline: no LLM calls would be made): 3 calls" in capsys.readouterr().err
     assert not (store / "staging.db").exists()
     code = main(["--store", str(store), "extract", "--batch-out", "a", "--batch-in", "b"])
     assert code == 1 and "exclusive" in capsys.readouterr().err
