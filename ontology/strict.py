@@ -38,7 +38,7 @@ class StrictSchemaError(ValueError):
         super().__init__("schema is not strict: " + "; ".join(problems))
 
 
-_DROP_KEYS = ("default",)
+_DROP_KEYS = ("default", "title")  # "title" costs tokens and says nothing the name does not
 
 
 def strict_json_schema(model: type[BaseModel]) -> dict[str, Any]:
