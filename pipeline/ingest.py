@@ -146,7 +146,7 @@ def ingest_file(
     sha = sha256_file(path)
     source = Source(
         id=stable_id("src", sha, settings.user_scope), path=str(path.resolve()), sha256=sha,
-        format=detected.format,  # type: ignore[arg-type]
+        format=detected.format,
         imported_at=datetime.now(UTC), user_scope=settings.user_scope,
         assistant_scope=settings.assistant_scope,
     )

@@ -61,7 +61,7 @@ def _turn_text(turn: dict[str, Any]) -> tuple[str, list[ContentPart]]:
     caption = turn.get("blip_caption")
     if not (caption or turn.get("img_url")):
         return text, []
-    data = {k: turn[k] for k in ("img_url", "query", "blip_caption") if k in turn}
+    data: dict[str, Any] = {k: turn[k] for k in ("img_url", "query", "blip_caption") if k in turn}
     if caption:
         text = f"{text} [image: {caption}]"
     return text, [part("image", str(caption or ""), data)]
