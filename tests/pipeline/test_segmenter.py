@@ -215,3 +215,23 @@ def test_branching_properties(messages: list[Message], max_tokens: int, overlap:
     side = {p.branch for p in plans} - {CURRENT_BRANCH}
     leaves = {m.id for m in messages} - {m.parent_id for m in messages}
     assert side <= leaves
+
+
+def test_segment_store_resumes_after_a_partial_run(settings: Settings) -> None:
+    settings = settings.model_copy(update={"segment_max_tokens": 120})
+    source = _fill_source(settings, conversations=6)
+    full = StagingStore.open(settings.store / "full.db")
+    run = full.start_run("segment", {}, "test", "u", "a")
+    expected = segment_store(source, full, settings, run)
+    staging = StagingStore.open(settings.staging_db)
+    run = staging.start_run("segment", {}, "test", "u", "a")
+    first_two = [
+        plan
+        for conv in ("conv_0", "conv_1")
+        for plan in segment_conversation(list(source.messages(conv)), 120, 1)
+    ]
+    with transaction(staging.db):  # as if killed after the first batch
+        SegmentsRepo(staging).upsert_segments(first_two, run)
+    assert segment_store(source, staging, settings, run) == expected - len(first_two)
+    ids = {r[0] for r in staging.db.execute("SELECT id FROM segments").fetchall()}
+    assert ids == {r[0] for r in full.db.execute("SELECT id FROM segments").fetchall()}
