@@ -1,6 +1,7 @@
 """Ingest conversation exports into the store's source database.
 
-For each path: detect the format (or take ``--format``), hash the file (sha256), then stream
+Paths are files, or directories standing for their ``*.json``/``*.jsonl`` files. For each file:
+detect the format (or take ``--format``), hash the file (sha256), then stream
 its records through the format's reader and store them **in one transaction per file**.
 
 Error policy (two levels):
@@ -37,7 +38,14 @@ from pipeline.importers import READERS, ImportContext, Parsed, detect, iter_reco
 from pipeline.settings import Settings
 from staging import ImportCounts, QuarantinedRecord, SourceStore, transaction
 
-__all__ = ["FileReport", "IngestReport", "ingest_file", "ingest_paths", "sha256_file"]
+__all__ = [
+    "FileReport",
+    "IngestReport",
+    "expand_paths",
+    "ingest_file",
+    "ingest_paths",
+    "sha256_file",
+]
 
 _BATCH_MESSAGES = 5000
 
@@ -91,12 +99,27 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _check_paths(paths: Sequence[Path]) -> None:
+_EXPORT_SUFFIXES = (".json", ".jsonl", ".ndjson")
+
+
+def expand_paths(paths: Sequence[Path]) -> list[Path]:
+    """Files as given; a directory stands for its ``*.json``/``*.jsonl`` files, sorted."""
+    files: list[Path] = []
     for path in paths:
         if not path.exists():
             raise InputFileError(str(path), "file", "does not exist", "check the path")
-        if not path.is_file():
-            raise InputFileError(str(path), "file", "is not a file", "pass export files")
+        if path.is_dir():
+            found = sorted(p for p in path.iterdir()
+                           if p.is_file() and p.suffix.lower() in _EXPORT_SUFFIXES)
+            if not found:
+                raise InputFileError(str(path), "directory", "holds no .json or .jsonl file",
+                                     "pass export files or a directory of them")
+            files.extend(found)
+        elif path.is_file():
+            files.append(path)
+        else:
+            raise InputFileError(str(path), "file", "is not a regular file", "pass export files")
+    return files
 
 
 class _Batch:
@@ -212,8 +235,7 @@ def ingest_paths(
     progress: bool = False,
 ) -> IngestReport:
     """Import every path into ``settings.source_db``; one transaction per file."""
-    files = [Path(p) for p in paths]
-    _check_paths(files)
+    files = expand_paths([Path(p) for p in paths])
     report = IngestReport()
     store = SourceStore.open(settings.source_db)
     try:

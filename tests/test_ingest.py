@@ -117,8 +117,10 @@ def test_user_scope_changes_every_id(settings: Settings) -> None:
 def test_bad_paths(settings: Settings, tmp_path: Path) -> None:
     with pytest.raises(InputFileError, match="does not exist"):
         ingest_paths(settings, [tmp_path / "nope.json"])
-    with pytest.raises(InputFileError, match="is not a file"):
-        ingest_paths(settings, [tmp_path])
+    (tmp_path / "empty-dir").mkdir()
+    (tmp_path / "empty-dir" / "notes.txt").write_text("not an export")
+    with pytest.raises(InputFileError, match=r"holds no \.json or \.jsonl file"):
+        ingest_paths(settings, [tmp_path / "empty-dir"])
     empty = tmp_path / "empty.json"
     empty.write_text("")
     with pytest.raises(ImportFormatError, match="empty file"):
@@ -173,10 +175,9 @@ def test_cli_errors_exit_non_zero(tmp_path: Path, capsys: pytest.CaptureFixture[
     assert "bad.json" in err and "record 1" in err
 
 
-def test_bundled_sample(settings: Settings) -> None:
+def test_bundled_sample_as_a_directory(settings: Settings) -> None:
     sample = Path(__file__).resolve().parents[1] / "data" / "sample"
-    report = ingest_paths(settings, [sample / "chatgpt_conversations.json",
-                                     sample / "claude_conversations.json"])
+    report = ingest_paths(settings, [sample])
     assert [f.format for f in report.files] == ["chatgpt", "claude"]
     assert [(f.counts.conversations, f.counts.messages) for f in report.files] == [
         (13, 87), (3, 10)]
