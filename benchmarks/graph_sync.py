@@ -29,8 +29,8 @@ from pipeline.settings import Settings
 from pipeline.sync import project_store, sync_store
 from staging import SourceStore, StagingStore, transaction
 
-WORDS = ("memory concept rust graph lineage topic ownership borrow trip lisbon plan goal "
-         "belief tension project event pattern evidence quote message segment").split()
+WORDS = ("memory", "concept", "rust", "graph", "lineage", "topic", "ownership", "borrow",
+         "trip", "lisbon", "plan", "goal", "belief", "tension", "project", "event", "quote")
 PROV = ("run_bench", "bench-user", "bench-asst", "bench", "2024-01-01T00:00:00+00:00")
 
 
@@ -64,7 +64,9 @@ def build_jocker(settings: Settings, conversations: int = 3253, messages: int = 
     _build_staging(settings, rng, [m[0] for m in msgs], [m[6] for m in msgs])
 
 
-def _build_staging(settings: Settings, rng: random.Random, ids: list[str], texts: list[str]) -> None:
+def _build_staging(
+    settings: Settings, rng: random.Random, ids: list[str], texts: list[str]
+) -> None:
     staging = StagingStore.open(settings.staging_db)
     n_concepts = 6000
     concepts = [(f"concept_{i:06d}", f"concept {i}", "goal", "d", "active", 0.8, "[]", 1,
@@ -165,9 +167,8 @@ def bench_large(settings: Settings, edges: int) -> None:
     try:
         graph.delete_all()
         started = time.perf_counter()
-        with graph.batch():
-            graph.bulk_load({"Message": messages, "Concept": concepts},
-                            {"NEXT": nexts, "EVIDENCE_FOR": evidence})
+        graph.bulk_load({"Message": messages, "Concept": concepts},
+                        {"NEXT": nexts, "EVIDENCE_FOR": evidence})
         seconds = time.perf_counter() - started
         counts = graph.counts()
     finally:

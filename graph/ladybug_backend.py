@@ -10,6 +10,7 @@ so they are not used.
 
 from __future__ import annotations
 
+import csv
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -38,25 +39,16 @@ def _set_clause(var: str, spec: NodeSpec | EdgeSpec) -> str:
     )
 
 
-def _csv_column(values: list[Any], kind: str) -> list[str]:
-    """One CSV column as LadybugDB reads it: unquoted empty is NULL, quoted text a string.
+def _write_csv(path: Path, rows: Sequence[Row], names: list[str]) -> None:
+    """Rows as CSV the way LadybugDB reads them back: an empty unquoted field is NULL.
 
-    Whole columns at once (comprehensions, no per-value calls): this is the hot loop of COPY.
+    ``csv`` writes None as an empty field, which is what NULL needs; an empty *string* would
+    read back as NULL too, so rows holding one are never passed here (see ``bulk_load``).
     """
-    if kind == "STRING":
-        return ['"' + v.replace('"', '""') + '"' if v is not None else "" for v in values]
-    if kind == "BOOLEAN":
-        return ["" if v is None else ("true" if v else "false") for v in values]
-    return ["" if v is None else repr(v) for v in values]
-
-
-def _write_csv(path: Path, rows: Sequence[Row], columns: list[tuple[str, str]]) -> None:
-    formatted = [_csv_column([row[name] for row in rows], kind) for name, kind in columns]
     with path.open("w", encoding="utf-8", newline="") as out:
-        for start in range(0, len(rows), 50_000):
-            chunk = [col[start : start + 50_000] for col in formatted]
-            out.write("\n".join(map(",".join, zip(*chunk, strict=True))))
-            out.write("\n")
+        csv.writer(out, lineterminator="\n").writerows(
+            [row[name] for name in names] for row in rows
+        )
 
 
 class LadybugGraph(CypherGraph):
@@ -182,17 +174,29 @@ class LadybugGraph(CypherGraph):
     def bulk_load(
         self, nodes: Mapping[str, Sequence[Row]], edges: Mapping[str, Sequence[Row]]
     ) -> None:
-        """COPY each table from a temporary CSV (nodes first, then edges)."""
+        """COPY each table from a temporary CSV (nodes first, then edges).
+
+        Outside ``batch()`` each COPY commits on its own, which skips the write-ahead log:
+        much faster, and a failed rebuild is repaired by the next sync. Rows holding an empty
+        string (which CSV cannot tell from NULL) are upserted after the copy.
+        """
+        later: list[tuple[str, list[Row]]] = []
         with tempfile.TemporaryDirectory(prefix="conceptmem-copy-") as tmp:
             for kind, rows in (*nodes.items(), *edges.items()):
-                if not rows:
-                    continue
                 spec = spec_for(kind)
-                columns = list(spec.properties)
+                names = list(spec.names)
                 if isinstance(spec, EdgeSpec):
-                    columns = [("src", "STRING"), ("dst", "STRING"), *columns]
+                    names = ["src", "dst", *names]
+                plain = [row for row in rows if "" not in row.values()]
+                later.append((kind, [row for row in rows if "" in row.values()]))
+                if not plain:
+                    continue
                 csv_path = Path(tmp) / f"{kind}.csv"
-                _write_csv(csv_path, rows, columns)
+                _write_csv(csv_path, plain, names)
                 # COPY takes no parameter for its file: the path is ours (a temp dir), not input.
                 literal = str(csv_path).replace("\\", "/").replace("'", "")
                 self._execute(f"COPY {kind} FROM '{literal}' (HEADER=false, PARALLEL=false)")
+        for kind, rows in later:
+            if rows:
+                upsert = self.upsert_edges if kind in SCHEMA.edges else self.upsert_nodes
+                upsert(kind, rows)

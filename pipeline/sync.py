@@ -163,8 +163,11 @@ def sync_store(
     try:
         rows, report.dangling = project_store(source, staging)
         report.bulk = rebuild or not any(graph.counts().values())
-        with graph.batch():
-            (_bulk if report.bulk else _apply_diff)(graph, rows, report, say)
+        if report.bulk:  # COPY commits per table; the next sync repairs a failed rebuild
+            _bulk(graph, rows, report, say)
+        else:
+            with graph.batch():
+                _apply_diff(graph, rows, report, say)
         report.counts = graph.counts()
         report.seconds = round(time.perf_counter() - started, 3)
         summary = {"target": graph.target, "written": report.written, "deleted": report.deleted,
