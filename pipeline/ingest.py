@@ -1,7 +1,8 @@
 """Ingest conversation exports into the store's source database.
 
-Paths are files, or directories standing for their ``*.json``/``*.jsonl`` files. For each file:
-detect the format (or take ``--format``), hash the file (sha256), then stream
+Paths are files, directories (their ``*.json``/``*.jsonl`` files) or the ``.zip`` a ChatGPT or
+Claude account download comes as (its ``conversations*.json`` members, read in place). For each
+file: detect the format (or take ``--format``), hash the file (sha256), then stream
 its records through the format's reader and store them **in one transaction per file**.
 
 Error policy (two levels):
@@ -25,7 +26,9 @@ from __future__ import annotations
 
 import gc
 import hashlib
-from collections.abc import Iterator, Sequence
+import re
+import zipfile
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -34,11 +37,12 @@ from typing import IO, Protocol
 
 from ontology import Conversation, Message, Source, stable_id
 from pipeline.errors import InputFileError
-from pipeline.importers import READERS, ImportContext, Parsed, detect, iter_records
+from pipeline.importers import READERS, Detected, ImportContext, Parsed, detect, iter_records
 from pipeline.settings import Settings
 from staging import ImportCounts, QuarantinedRecord, SourceStore, transaction
 
 __all__ = [
+    "ExportInput",
     "FileReport",
     "IngestReport",
     "expand_paths",
@@ -91,20 +95,58 @@ class _Progress(Protocol):
     def __call__(self, done: int) -> None: ...
 
 
-def sha256_file(path: Path) -> str:
+def sha256_file(path: Path | ExportInput) -> str:
     digest = hashlib.sha256()
-    with path.open("rb") as f:
+    export = _file_input(path) if isinstance(path, Path) else path
+    with export.open() as f:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             digest.update(chunk)
     return digest.hexdigest()
 
 
 _EXPORT_SUFFIXES = (".json", ".jsonl", ".ndjson")
+_ZIP_MEMBER = re.compile(r"(^|/)conversations(-\d+)?\.json$")
 
 
-def expand_paths(paths: Sequence[Path]) -> list[Path]:
-    """Files as given; a directory stands for its ``*.json``/``*.jsonl`` files, sorted."""
-    files: list[Path] = []
+@dataclass(frozen=True)
+class ExportInput:
+    """One export to read: a file, or a ``conversations*.json`` member of a zip archive."""
+
+    name: str
+    size: int
+    open: Callable[[], IO[bytes]]
+
+
+def _file_input(path: Path) -> ExportInput:
+    return ExportInput(str(path), path.stat().st_size, lambda: path.open("rb"))
+
+
+def _zip_inputs(path: Path) -> list[ExportInput]:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            members = [i for i in archive.infolist() if _ZIP_MEMBER.search(i.filename)]
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise InputFileError(str(path), "file", f"not a readable zip archive ({exc})") from exc
+    if not members:
+        raise InputFileError(str(path), "archive", "holds no conversations*.json",
+                             "unzip it and pass the export files")
+
+    def opener(member: str) -> Callable[[], IO[bytes]]:
+        def open_member() -> IO[bytes]:
+            # the member handle keeps the archive's file open until the handle is closed
+            with zipfile.ZipFile(path) as archive:
+                return archive.open(member)
+
+        return open_member
+
+    return [ExportInput(f"{path}!{m.filename}", m.file_size, opener(m.filename))
+            for m in sorted(members, key=lambda m: m.filename)]
+
+
+def expand_paths(paths: Sequence[Path]) -> list[ExportInput]:
+    """Files as given; a directory stands for its ``*.json``/``*.jsonl`` files (sorted); a
+    ``.zip`` (ChatGPT/Claude download) for its ``conversations*.json`` members."""
+    inputs: list[ExportInput] = []
     for path in paths:
         if not path.exists():
             raise InputFileError(str(path), "file", "does not exist", "check the path")
@@ -114,12 +156,14 @@ def expand_paths(paths: Sequence[Path]) -> list[Path]:
             if not found:
                 raise InputFileError(str(path), "directory", "holds no .json or .jsonl file",
                                      "pass export files or a directory of them")
-            files.extend(found)
+            inputs.extend(_file_input(p) for p in found)
+        elif path.is_file() and path.suffix.lower() == ".zip":
+            inputs.extend(_zip_inputs(path))
         elif path.is_file():
-            files.append(path)
+            inputs.append(_file_input(path))
         else:
             raise InputFileError(str(path), "file", "is not a regular file", "pass export files")
-    return files
+    return inputs
 
 
 class _Batch:
@@ -144,11 +188,11 @@ class _Batch:
 
 def _store_records(
     store: SourceStore, source: Source, ctx: ImportContext, f: IO[bytes],
-    container: str, on_progress: _Progress,
+    detected: Detected, on_progress: _Progress,
 ) -> ImportCounts:
     counts = ImportCounts(sources=int(store.add_source(source)))
     batch = _Batch(store, counts)
-    records = iter_records(Path(source.path), f, container)  # type: ignore[arg-type]
+    records = iter_records(Path(source.path), f, detected.container)
     for item in READERS[source.format](records, ctx):
         if isinstance(item, QuarantinedRecord):
             counts.quarantined += int(store.add_quarantine(source, item))
@@ -161,14 +205,18 @@ def _store_records(
 
 
 def ingest_file(
-    store: SourceStore, path: Path, settings: Settings, format_name: str | None = None,
-    on_progress: _Progress = lambda done: None,
+    store: SourceStore, export: Path | ExportInput, settings: Settings,
+    format_name: str | None = None, on_progress: _Progress = lambda done: None,
 ) -> FileReport:
     """Import one file in one transaction (see the module docstring for the error policy)."""
-    detected = detect(path, format_name)
-    sha = sha256_file(path)
+    if isinstance(export, Path):
+        export = _file_input(export)
+    name = Path(export.name)
+    detected = detect(name, format_name, export.open)
+    sha = sha256_file(export)
+    stored_path = export.name if "!" in export.name else str(name.resolve())
     source = Source(
-        id=stable_id("src", sha, settings.user_scope), path=str(path.resolve()), sha256=sha,
+        id=stable_id("src", sha, settings.user_scope), path=stored_path, sha256=sha,
         format=detected.format,
         imported_at=datetime.now(UTC), user_scope=settings.user_scope,
         assistant_scope=settings.assistant_scope,
@@ -176,11 +224,11 @@ def ingest_file(
     ctx = ImportContext(source.id, settings.user_scope, settings.assistant_scope,
                         family=detected.format)
     try:
-        with _gc_paused(), path.open("rb") as f, transaction(store.db):
-            counts = _store_records(store, source, ctx, f, detected.container, on_progress)
+        with _gc_paused(), export.open() as f, transaction(store.db):
+            counts = _store_records(store, source, ctx, f, detected, on_progress)
     except OSError as exc:
-        raise InputFileError(str(path), "file", f"cannot read ({exc})") from exc
-    return FileReport(str(path), detected.format, sha, source.id, counts)
+        raise InputFileError(export.name, "file", f"cannot read ({exc})") from exc
+    return FileReport(export.name, detected.format, sha, source.id, counts)
 
 
 @contextmanager
@@ -239,17 +287,17 @@ def ingest_paths(
     report = IngestReport()
     store = SourceStore.open(settings.source_db)
     try:
-        with _progress_bar(progress, sum(p.stat().st_size for p in files)) as tracker:
-            for path in files:
+        with _progress_bar(progress, sum(f.size for f in files)) as tracker:
+            for export in files:
                 try:
                     report.files.append(
-                        ingest_file(store, path, settings, format_name, tracker.for_file())
+                        ingest_file(store, export, settings, format_name, tracker.for_file())
                     )
                 except InputFileError as exc:
                     if report.files and exc.hint is not None:
                         exc.hint += f" ({len(report.files)} earlier file(s) were imported)"
                     raise
-                tracker.offset += path.stat().st_size
+                tracker.offset += export.size
     finally:
         store.close()
     return report

@@ -192,3 +192,26 @@ def test_bundled_sample_as_a_directory(settings: Settings) -> None:
     assert off_branch == 3  # an edited prompt with its answer, and a regenerated answer
     assert kinds == {"image", "text"}
     assert hits >= 8
+
+
+def test_zip_download_is_read_in_place(settings: Settings, tmp_path: Path) -> None:
+    import zipfile
+
+    archive = tmp_path / "chatgpt-export.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.write(TREE, "conversations.json")
+        zf.writestr("user.json", json.dumps({"id": "user-1", "email": "a@example.org"}))
+        zf.writestr("chat.html", "<html></html>")
+    report = ingest_paths(settings, [archive])
+    assert [f.path for f in report.files] == [f"{archive}!conversations.json"]
+    assert report.totals.messages == 11
+    again = ingest_paths(settings, [archive, TREE])  # same bytes as the plain file
+    assert (again.totals.sources, again.totals.messages) == (0, 0)
+    with sqlite3.connect(settings.source_db) as conn:
+        assert conn.execute("SELECT path FROM sources").fetchall() == [
+            (f"{archive}!conversations.json",)]
+    empty = tmp_path / "other.zip"
+    with zipfile.ZipFile(empty, "w") as zf:
+        zf.writestr("projects.json", "[]")
+    with pytest.raises(InputFileError, match=r"holds no conversations\*\.json"):
+        ingest_paths(settings, [empty])

@@ -132,12 +132,17 @@ def _container(path: Path, f: IO[bytes]) -> tuple[Container, set[str]]:
     )
 
 
-def detect(path: Path, override: str | None = None) -> Detected:
-    """Container and format of ``path``; ``override`` (``--format``) skips the key check."""
+def detect(
+    path: Path, override: str | None = None, opener: Callable[[], IO[bytes]] | None = None
+) -> Detected:
+    """Container and format of ``path``; ``override`` (``--format``) skips the key check.
+
+    ``opener`` reads the bytes from elsewhere (a zip member); ``path`` then only names it.
+    """
     if override is not None and override not in FORMAT_NAMES:
         raise ImportFormatError(str(path), "--format", f"unknown format {override!r}", _HINT)
     try:
-        with path.open("rb") as f:
+        with (opener or (lambda: path.open("rb")))() as f:
             container, keys = _container(path, f)
     except OSError as exc:
         raise InputFileError(str(path), "file", f"cannot read ({exc.strerror or exc})") from exc
