@@ -33,7 +33,10 @@ def test_reingest_adds_no_rows_and_rows_validate(settings: Settings, path: Path)
     first = ingest_paths(settings, [path])
     before = _counts(settings)
     assert before["messages"] == first.totals.messages > 0
-    assert before["messages_fts"] == before["messages"]
+    assert before["messages_fts"] == before["messages"]  # indexed in bulk during ingest
+    with sqlite3.connect(settings.source_db) as conn:  # ... and the trigger is back
+        assert conn.execute("SELECT COUNT(*) FROM sqlite_master WHERE type = 'trigger'"
+                            " AND name = 'messages_ai'").fetchone() == (1,)
     again = ingest_paths(settings, [path])
     assert _counts(settings) == before
     assert (again.totals.sources, again.totals.conversations, again.totals.messages,
