@@ -11,6 +11,7 @@ __all__ = ["Keyphrase", "guess_language", "keyphrases", "stopwords"]
 _WORD = re.compile(r"[^\W\d_][\w'’-]*", re.U)
 _MAX_CHARS = 12_000
 _LANGS = ("en", "es", "fr", "de", "pt", "it", "nl")
+_ELIDED = re.compile(r"(?:[jldcnmst]|qu)['’]", re.I)  # j'ai, l'école, qu'il: function words
 _WEAK_SUFFIXES = ("ing", "ed", "ly", "ful", "ous", "ive", "ble", "ent", "ant")
 _SENTENCE_STARTERS = frozenset(".!?…:;\n\"'“(-*#>")
 
@@ -78,7 +79,7 @@ def _runs(phrase: str, stops: frozenset[str]) -> list[str]:
     """The stopword-free runs of words of a YAKE n-gram ("lives in Lisbon" -> lives, Lisbon)."""
     runs: list[list[str]] = [[]]
     for word in phrase.split():
-        if word.lower() in stops:
+        if word.lower() in stops or _ELIDED.match(word):
             runs.append([])
         else:
             runs[-1].append(word)

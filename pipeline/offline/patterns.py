@@ -50,7 +50,8 @@ def _p(
     """``trigger`` then the captured phrase; ``keep`` is matched inside the capture."""
     trigger = trigger.replace("'", "['’]")
     head = r"(?P<left>[^.!?\n,;]{3,120}?),?\s+" if left else r"(?<!\w)"
-    source = rf"{head}(?:{trigger})(?!\w)\s*(?P<obj>{keep}{_OBJ})"
+    rest = r"[^.!?\n]{0,200}" if keep else _OBJ
+    source = rf"{head}(?:{trigger})(?!\w),?\s*(?P<obj>{keep}{rest})"
     return Pattern(family, lang, confidence, re.compile(source, re.I), strip)
 
 
