@@ -170,6 +170,10 @@ class _Tree:
             tail = path[first:]
             covered.update(m.id for m in tail)
             yield leaf.id, path[max(0, first - overlap) : first] if overlap > 0 else [], tail
+        rest = [m for m in self.ordered if m.id not in covered]  # parent cycles: no leaf
+        if rest:
+            covered.update(m.id for m in rest)
+            yield rest[-1].id, [], rest
 
 
 def _windows(

@@ -121,6 +121,17 @@ def test_side_branches_are_segmented_with_shared_context() -> None:
     assert len(plans) == 3
 
 
+def test_parent_cycles_and_orphans_are_still_covered() -> None:
+    messages = [
+        msg(0, "root"),
+        msg(1, "cycle a", parent=2, current=False),
+        msg(2, "cycle b", parent=1, current=False),
+        msg(3, "orphan", parent=99, current=False),
+    ]
+    plans = segment_conversation(messages, 1000, 1)
+    assert {mid for p in plans for mid in p.message_ids} == {m.id for m in messages}
+
+
 def test_segments_without_user_or_assistant_text_are_skipped() -> None:
     messages = [msg(0, "system prompt", role="system"), msg(1, "", parent=0)]
     assert segment_conversation(messages, 100, 1) == []
