@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import csv
 import tempfile
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from operator import itemgetter
 from pathlib import Path
 from typing import Any
 
@@ -180,23 +181,35 @@ class LadybugGraph(CypherGraph):
         much faster, and a failed rebuild is repaired by the next sync. Rows holding an empty
         string (which CSV cannot tell from NULL) are upserted after the copy.
         """
+        self._copy_group(nodes, self.upsert_nodes)
+        self._copy_group(edges, self.upsert_edges)
+
+    def _copy_group(
+        self, tables: Mapping[str, Sequence[Row]], upsert: Callable[[str, Sequence[Row]], int]
+    ) -> None:
         later: list[tuple[str, list[Row]]] = []
         with tempfile.TemporaryDirectory(prefix="conceptmem-copy-") as tmp:
-            for kind, rows in (*nodes.items(), *edges.items()):
+            for kind, rows in tables.items():
                 spec = spec_for(kind)
                 names = list(spec.names)
                 if isinstance(spec, EdgeSpec):
                     names = ["src", "dst", *names]
                 plain = [row for row in rows if "" not in row.values()]
+                if isinstance(spec, EdgeSpec):  # grouped by source node: ~2x faster COPY
+                    plain.sort(key=itemgetter("src"))
                 later.append((kind, [row for row in rows if "" in row.values()]))
                 if not plain:
                     continue
                 csv_path = Path(tmp) / f"{kind}.csv"
                 _write_csv(csv_path, plain, names)
+                data = csv_path.read_bytes()
+                # The parallel reader splits on line ends, so only when no value holds one.
+                parallel = data.count(b"\n") == len(plain) and b"\r" not in data
                 # COPY takes no parameter for its file: the path is ours (a temp dir), not input.
                 literal = str(csv_path).replace("\\", "/").replace("'", "")
-                self._execute(f"COPY {kind} FROM '{literal}' (HEADER=false, PARALLEL=false)")
+                self._execute(
+                    f"COPY {kind} FROM '{literal}' (HEADER=false, PARALLEL={str(parallel).lower()})"
+                )
         for kind, rows in later:
             if rows:
-                upsert = self.upsert_edges if kind in SCHEMA.edges else self.upsert_nodes
                 upsert(kind, rows)
