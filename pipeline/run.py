@@ -16,6 +16,7 @@ from typing import Protocol
 from pipeline.extract import extract_store
 from pipeline.ingest import ingest_paths
 from pipeline.settings import Settings
+from pipeline.sync import sync_store
 
 __all__ = ["STAGES", "RunOptions", "RunReport", "Stage", "StageReport", "run_pipeline"]
 
@@ -54,6 +55,7 @@ def _extract(settings: Settings, options: RunOptions) -> StageReport:
 STAGES: list[Stage] = [
     Stage("ingest", _ingest),
     Stage("extract", _extract),
+    Stage("sync", lambda settings, options: sync_store(settings, progress=options.progress)),
 ]
 
 

@@ -45,6 +45,14 @@ class SyncReport:
     def rows_written(self) -> int:
         return sum(self.written.values()) + sum(self.deleted.values())
 
+    def summary(self) -> str:
+        nodes = sum(self.counts.get(k, 0) for k in NODE_LABELS)
+        edges = sum(self.counts.get(k, 0) for k in EDGE_TYPES)
+        mode = "rebuilt" if self.rebuild else "bulk-loaded" if self.bulk else "synced"
+        return (f"{mode} {self.backend} graph {self.target}: {nodes} nodes, {edges} edges; "
+                f"{sum(self.written.values())} rows written, {sum(self.deleted.values())} "
+                f"removed in {self.seconds:.2f} s")
+
 
 @dataclass(frozen=True)
 class Drift:
