@@ -242,11 +242,16 @@ def plan_decay(
     now: datetime,
     after_days: int,
     max_evidence: int = 1,
+    reference: datetime | None = None,
     salt: str = "",
 ) -> Plan:
-    """active -> weak (little evidence, old last_seen) and weak -> archived (twice as old)."""
-    cutoff = (now - timedelta(days=after_days)).isoformat()
-    archive_cutoff = (now - timedelta(days=2 * after_days)).isoformat()
+    """active -> weak (little evidence, old last_seen) and weak -> archived (twice as old).
+
+    Age is measured against ``reference`` (default ``now``); ``now`` stamps ``updated_at``.
+    """
+    present = reference or now
+    cutoff = (present - timedelta(days=after_days)).isoformat()
+    archive_cutoff = (present - timedelta(days=2 * after_days)).isoformat()
     counts = {cid: len(rows) for cid, rows in state.evidence_by_concept().items()}
     stamp = now.isoformat()
     actions, changes = [], []

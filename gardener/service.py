@@ -54,6 +54,9 @@ class GardenOptions:
     sample_size: int = 2000
     with_stability: bool = True
     weights: ObjectiveWeights = field(default_factory=ObjectiveWeights)
+    #: the "present" decay measures age against (None: ``now``); e.g. the latest evidence time,
+    #: so gardening an old export does not decay everything by wall-clock age.
+    decay_reference: datetime | None = None
     user_scope: str = "default-user"
     assistant_scope: str = "default-assistant"
     reducer: Any = None
@@ -211,7 +214,8 @@ def _steps(g: _Gardener, seed: int, trials: int, now: datetime,
     g.commit(plan_splits(g.state, g.quote_vectors(opts.split_min_part), now=now,
                          min_part=opts.split_min_part, min_silhouette=opts.split_min_silhouette,
                          salt=salt))
-    g.commit(plan_decay(g.state, now=now, after_days=opts.decay_after_days, salt=salt))
+    g.commit(plan_decay(g.state, now=now, after_days=opts.decay_after_days,
+                        reference=opts.decay_reference, salt=salt))
     g.commit(plan_invalidations(g.state, now=now, salt=salt))
     ids, vectors = g.concept_vectors()
     result, study, params = _cluster(ids, vectors, seed, trials, pinned, opts)

@@ -2,8 +2,8 @@
 
 * Seeded ``TPESampler``: the same seed and data give the same trials and the same best params.
 * Tuned on a seeded sample of at most ``sample_size`` vectors; the chosen ``min_cluster_size``
-  and ``min_samples`` are then scaled by ``n / sample`` for the full fit so the topic
-  granularity found on the sample carries over.
+  is then scaled by ``n / sample`` for the full fit so the topic granularity found on the
+  sample carries over.
 * UMAP parameters are categorical and each reduction is cached within the study, so trials that
   only change HDBSCAN parameters cost milliseconds.
 * Pinned parameters are used as given; when every parameter is pinned there is no study at all.
@@ -38,7 +38,7 @@ SEARCH_SPACE: dict[str, Any] = {
     "n_components": [5, 10],
     "min_dist": [0.0, 0.1],
     "min_cluster_size": "int, log scale, [max(5, m/200), max(10, m/10)] for a sample of m",
-    "min_samples": "int, [1, min_cluster_size]",
+    "min_samples": "int, [1, min(min_cluster_size, 50)]",
     "cluster_selection_method": ["eom", "leaf"],
 }
 _UMAP_KEYS = ("n_neighbors", "n_components", "min_dist")
@@ -86,7 +86,7 @@ class _Objective:
             pick(key, lambda k=key, c=choices: trial.suggest_categorical(k, c))
         low, high = max(5, m // 200), max(10, m // 10)
         pick("min_cluster_size", lambda: trial.suggest_int("min_cluster_size", low, high, log=True))
-        top = int(params["min_cluster_size"])
+        top = min(int(params["min_cluster_size"]), 50)
         pick("min_samples", lambda: trial.suggest_int("min_samples", 1, top))
         return params
 
@@ -108,13 +108,14 @@ class _Objective:
 
 
 def scale_params(params: Mapping[str, Any], sample: int, n: int) -> dict[str, Any]:
-    """Density parameters tuned on ``sample`` rows, scaled for a fit on ``n`` rows."""
+    """Params tuned on ``sample`` rows, for a fit on ``n`` rows: ``min_cluster_size`` scales.
+
+    ``min_samples`` (the neighbourhood that defines density) stays as tuned: scaling it would
+    make HDBSCAN's core-distance search grow with n for no gain in topic granularity.
+    """
     out = dict(params)
     if n > sample > 0:
-        ratio = n / sample
-        out["min_cluster_size"] = max(2, math.ceil(int(params["min_cluster_size"]) * ratio))
-        if params.get("min_samples") is not None:
-            out["min_samples"] = max(1, math.ceil(int(params["min_samples"]) * ratio))
+        out["min_cluster_size"] = max(2, math.ceil(int(params["min_cluster_size"]) * n / sample))
     return out
 
 

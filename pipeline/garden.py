@@ -13,6 +13,7 @@ from pipeline.errors import MissingExtraError
 from pipeline.settings import Settings
 from staging import StagingStore
 from staging.errors import StoreNotFound
+from staging.gardener_repo import GardenerRepo
 
 __all__ = ["garden_store", "parse_params", "summary_lines"]
 
@@ -43,7 +44,11 @@ def garden_store(
     pinned: Mapping[str, Any] | None = None,
     now: datetime | None = None,
 ) -> GardenReport:
-    """Garden the store's staging db once (see ``gardener.service``)."""
+    """Garden the store's staging db once (see ``gardener.service``).
+
+    Decay measures age against the latest evidence time in the store, not the wall clock, so
+    gardening an old export does not turn every concept weak at once.
+    """
     if not settings.staging_db.exists():
         raise StoreNotFound(f"no staging database in {settings.store}",
                             "run `conceptmem run PATH...` (or ingest + extract) first")
@@ -52,7 +57,9 @@ def garden_store(
             raise MissingExtraError(package, "gardener")
     staging = StagingStore.open(settings.staging_db)
     try:
+        latest = GardenerRepo(staging.db).latest_seen()
         options = GardenOptions(
+            decay_reference=datetime.fromisoformat(latest) if latest else None,
             merge_threshold=settings.garden_merge_threshold,
             decay_after_days=settings.garden_decay_after_days,
             user_scope=settings.user_scope,

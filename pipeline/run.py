@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from pipeline.extract import extract_store
+from pipeline.garden import garden_store
 from pipeline.ingest import ingest_paths
 from pipeline.settings import Settings
 from pipeline.sync import sync_store
@@ -55,6 +56,7 @@ def _extract(settings: Settings, options: RunOptions) -> StageReport:
 STAGES: list[Stage] = [
     Stage("ingest", _ingest),
     Stage("extract", _extract),
+    Stage("garden", lambda settings, options: garden_store(settings)),
     Stage("sync", lambda settings, options: sync_store(settings, progress=options.progress)),
 ]
 

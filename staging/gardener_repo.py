@@ -46,6 +46,11 @@ class GardenerRepo:
         names = [d[0] for d in cursor.description]
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
+    def latest_seen(self) -> str | None:
+        """The latest ``last_seen`` of any concept (the memory's "present"), if any."""
+        row = self.db.execute("SELECT MAX(last_seen) FROM concepts").fetchone()
+        return None if row is None else row[0]
+
     def plan_row(self, plan_id: str) -> dict[str, Any] | None:
         rows = self._rows("SELECT * FROM gardener_plans WHERE id = ?", [plan_id])
         return rows[0] if rows else None

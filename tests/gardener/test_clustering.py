@@ -74,4 +74,4 @@ def test_exact_knn_and_small_fallback_are_deterministic():
     assert np.array_equal(a.labels_, b.labels_) and topic_count(a.labels_) == 3
     assert stability(a.labels_, truth) == pytest.approx(1.0)
     assert scale_params({"min_cluster_size": 10, "min_samples": 3}, 2000, 20_000) == {
-        "min_cluster_size": 100, "min_samples": 30}
+        "min_cluster_size": 100, "min_samples": 3}

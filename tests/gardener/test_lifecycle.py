@@ -151,3 +151,12 @@ def test_plan_json_round_trip(staging, build, embedder):
     again = Plan.from_json(plan.to_json())
     assert again == plan and again.to_json() == plan.to_json()
     assert len(again.changes) == len(plan.changes) > 0
+
+
+def test_decay_measures_age_against_the_reference_not_the_wall_clock(staging, build):
+    build.concept("c_old", "old idea", last_seen="2025-10-01T00:00:00+00:00")
+    state = _state(staging)
+    latest = datetime(2025, 12, 1, tzinfo=UTC)  # e.g. the newest evidence of an old export
+    assert plan_decay(state, now=NOW, after_days=180, reference=latest).empty
+    plan = plan_decay(state, now=NOW, after_days=180)
+    assert plan.changes[0].after["updated_at"] == NOW.isoformat()

@@ -43,7 +43,8 @@ def test_garden_end_to_end(staging, build, embedder):
     report = run(staging, embedder)
     steps = {plan.step: plan for plan in report.plans}
     assert list(steps) == ["merge", "split", "decay", "invalidate", "topics"]
-    assert steps["merge"].actions[0]["merged"] == ["c_dup"]  # c_garden_alpha: older, same data
+    merge = steps["merge"].actions[0]  # same text; c_dup is the more confident one
+    assert (merge["survivor"], merge["merged"]) == ("c_dup", ["c_garden_alpha"])
     assert staging.count("concepts", "state = 'merged'") == 1
     assert staging.db["concepts"].get("c_stale")["state"] == "weak"
     assert staging.db["relations"].get("r_old")["invalidated_by"] == "r_new"
