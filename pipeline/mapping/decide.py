@@ -62,13 +62,15 @@ class Refinement:
     alias: str | None = None
     description: str | None = None
     confidence: float | None = None
+    state: str | None = None  # "active" when new evidence revives an archived concept
 
     def __bool__(self) -> bool:
-        return any(value is not None for value in (self.alias, self.description, self.confidence))
+        values = (self.alias, self.description, self.confidence, self.state)
+        return any(value is not None for value in values)
 
     def summary(self) -> str:
-        parts = [name for name in ("alias", "description", "confidence") if getattr(self, name)]
-        return "improves " + "+".join(parts)
+        names = ("alias", "description", "confidence", "state")
+        return "improves " + "+".join(name for name in names if getattr(self, name))
 
 
 @dataclass(frozen=True)

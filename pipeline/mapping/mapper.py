@@ -128,10 +128,10 @@ class SemanticMapper:
             return self._join(concept_id, item, scores, "match:id")
         retired = self._retired_target(concept_id)
         if retired is not None:
-            target, reason = retired
+            target, reason, archived = retired
             if target is None:
                 return Decision("reject", concept_id, reason, scores)
-            return self._join(target, item, scores, reason)
+            return self._join(target, item, scores, reason, archived)
         blocked = best is not None and scores["type_compat"] == 0.0 and (
             best.alias_hit or best.fuzzy >= self.limits.fuzzy
         )
@@ -139,32 +139,41 @@ class SemanticMapper:
         return Decision("create", concept_id, reason, scores)
 
     def _join(
-        self, concept_id: str, item: MappingInput, scores: dict[str, object], reason: str
+        self, concept_id: str, item: MappingInput, scores: dict[str, object], reason: str,
+        archived: ConceptRow | None = None,
     ) -> Decision:
         check = item.verification
         assert check.message_id is not None and check.start is not None and check.end is not None
         if self.repo.has_evidence(evidence_id(concept_id, check.message_id, check.start,
                                               check.end)):
             return Decision("reject", concept_id, "duplicate_evidence", dict(scores))
-        refinement = refinement_for(self.index.concepts[concept_id], item.mention, self.limits)
+        row = archived or self.index.concepts[concept_id]
+        refinement = refinement_for(row, item.mention, self.limits)
+        if archived is not None:
+            refinement = replace(refinement, state="active")
         if refinement:
             return Decision("refine", concept_id, f"{reason}; {refinement.summary()}",
                             dict(scores), refinement)
         return Decision("attach", concept_id, reason, dict(scores))
 
-    def _retired_target(self, concept_id: str) -> tuple[str | None, str] | None:
-        """A concept id that exists but is not live: follow merges, else refuse to revive it."""
+    def _retired_target(
+        self, concept_id: str
+    ) -> tuple[str | None, str, ConceptRow | None] | None:
+        """A concept id that exists but is not live: follow merges; new evidence revives an
+        archived concept; a split one (replaced by its parts) is not revived."""
         row = self.repo.row(concept_id)
         seen: set[str] = set()
         while row is not None and row.merged_into and row.id not in seen:
             seen.add(row.id)
             if row.merged_into in self.index.concepts:
-                return row.merged_into, f"merged_into:{row.merged_into}"
+                return row.merged_into, f"merged_into:{row.merged_into}", None
             row = self.repo.row(row.merged_into)
         if row is None and not seen:
             return None
+        if row is not None and row.state == "archived":
+            return row.id, "revived:archived", row
         state = row.state if row is not None else "missing"
-        return None, f"concept_retired:{state}"
+        return None, f"concept_retired:{state}", None
 
     # -- applying ------------------------------------------------------------------------------
     def apply(
@@ -207,8 +216,12 @@ class SemanticMapper:
 
     def _update(self, decision: Decision, item: MappingInput, prov: Provenance) -> None:
         assert decision.concept_id is not None
-        row = self.index.concepts[decision.concept_id]
+        row = self.index.concepts.get(decision.concept_id) or self.repo.row(decision.concept_id)
+        assert row is not None
         refinement = decision.refinement
+        if refinement and refinement.state:
+            row.state = refinement.state
+            self.index.add(row)
         if refinement:
             if refinement.alias:
                 row.aliases.append(refinement.alias)

@@ -203,3 +203,35 @@ def test_scopes_never_share_concepts(world, settings) -> None:  # type: ignore[n
     assert {r["user_scope"] for r in staging.db.query("SELECT user_scope FROM evidence")} \
         == {"alice", "bob"}
     assert [r.id for r in repo.rows(scope=("bob", "helper"))] != [alice]
+
+
+def test_retired_concepts_merged_archived_split(world, settings) -> None:  # type: ignore[no-untyped-def]
+    staging, repo, run = world
+    _map(staging, repo, run, settings, [
+        _item("Learn Rust", "learn Rust"), _item("Zig toolchain", "Zig", message="msg-2"),
+        _item("Old hobby", "hobby", message="msg-3"), _item("Big plan", "plan", message="msg-4"),
+    ])
+    ids = {row.title: row.id for row in repo.rows()}
+    prov = run.provenance("gardener")
+    from staging import transaction
+
+    with transaction(staging.db):
+        for title, state, into in (("Zig toolchain", "merged", ids["Learn Rust"]),
+                                   ("Old hobby", "archived", None), ("Big plan", "split", None)):
+            row = repo.row(ids[title])
+            assert row is not None
+            row.state, row.merged_into = state, into
+            repo.save_concept(row, prov)
+    tally = _map(staging, repo, run, settings, [
+        _item("Zig toolchain", "Zig again", message="msg-5"),
+        _item("Old hobby", "hobby again", message="msg-6"),
+        _item("Big plan", "plan again", message="msg-7"),
+    ])
+    assert tally.actions == {"refine": 2, "reject": 1}
+    reasons = [d["reason"] for d in _decisions(staging)[-3:]]
+    assert reasons[0].startswith(f"merged_into:{ids['Learn Rust']}")
+    assert reasons[1].startswith("revived:archived") and reasons[2] == "concept_retired:split"
+    revived = repo.get(ids["Old hobby"])
+    assert revived is not None and revived.state == "active" and revived.revision_count == 1
+    assert len(revived.evidence_spans) == 2
+    assert len(repo.evidence_for(ids["Learn Rust"])) == 2
