@@ -103,3 +103,13 @@ def test_a_line_without_conversation_id_is_quarantined(
     assert [r.reason for r in report.totals.rejected] == [
         "line has no conversation_id", "expected an object, got list",
         "content is a dict, not text"]
+
+
+def test_odd_field_types_still_give_valid_messages(settings: Settings, tmp_path: Path) -> None:
+    path = tmp_path / "odd.jsonl"
+    path.write_text(json.dumps({"conversation_id": 7, "role": "user", "content": "hi",
+                                "author": {"name": "x"}, "timestamp": "not a time",
+                                "id": 12}) + "\n")
+    ingest_paths(settings, [path])
+    (message,) = _messages(settings)  # read back through pydantic validation
+    assert (message.author, message.created_at, message.external_id) == (None, None, "12")

@@ -275,8 +275,9 @@ def build_messages(
             parent_id = None
         messages.append(_new_message(
             id=ids[d.external_id], conversation_id=conversation.id, source_id=ctx.source_id,
-            parent_id=parent_id, external_id=d.external_id, role=d.role, author=d.author,
-            text=d.text, parts=d.parts, created_at=d.created_at, position=position,
+            parent_id=parent_id, external_id=d.external_id, role=d.role,
+            author=d.author if isinstance(d.author, str) else None, text=d.text,
+            parts=d.parts, created_at=d.created_at, position=position,
             on_current_branch=d.external_id in on_branch, user_scope=scope,
             assistant_scope=ctx.assistant_scope, metadata=metadata,
         ))
