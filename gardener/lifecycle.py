@@ -13,8 +13,9 @@ deleted: merged and split concepts keep their rows, with state ``merged``/``spli
   ``revision_count`` grows by one.
 * **Split**: see ``gardener.splits``.
 * **Decay**: an active concept with at most ``max_evidence`` spans whose ``last_seen`` is older
-  than ``after_days`` before ``now`` becomes ``weak``; a weak one older than twice that becomes
-  ``archived``.
+  than ``after_days`` before the reference time (default ``now``) becomes ``weak``; a weak one
+  whose ``last_seen`` is older than twice that, and that has stayed unchanged (``updated_at``)
+  for ``after_days`` of system time, becomes ``archived``.
 """
 
 from __future__ import annotations
@@ -225,13 +226,12 @@ def plan_merges(
     return Plan(plan_id, "merge", actions, changes, stats)
 
 
-def _decay_target(
-    row: Row, count: int, cutoff: str, archive_cutoff: str, max_ev: int
-) -> str | None:
+def _decay_target(row: Row, count: int, cutoffs: tuple[str, str, str], max_ev: int) -> str | None:
+    cutoff, archive_cutoff, weak_since = cutoffs
     seen = row["last_seen"] or row["first_seen"] or row["created_at"]
     if row["state"] == "active" and count <= max_ev and seen < cutoff:
         return "weak"
-    if row["state"] == "weak" and seen < archive_cutoff:
+    if row["state"] == "weak" and seen < archive_cutoff and row["updated_at"] <= weak_since:
         return "archived"
     return None
 
@@ -250,13 +250,16 @@ def plan_decay(
     Age is measured against ``reference`` (default ``now``); ``now`` stamps ``updated_at``.
     """
     present = reference or now
-    cutoff = (present - timedelta(days=after_days)).isoformat()
-    archive_cutoff = (present - timedelta(days=2 * after_days)).isoformat()
+    cutoffs = (
+        (present - timedelta(days=after_days)).isoformat(),
+        (present - timedelta(days=2 * after_days)).isoformat(),
+        (now - timedelta(days=after_days)).isoformat(),
+    )
     counts = {cid: len(rows) for cid, rows in state.evidence_by_concept().items()}
     stamp = now.isoformat()
     actions, changes = [], []
     for row in state.live_concepts():
-        target = _decay_target(row, counts.get(row["id"], 0), cutoff, archive_cutoff, max_evidence)
+        target = _decay_target(row, counts.get(row["id"], 0), cutoffs, max_evidence)
         if target is None:
             continue
         actions.append({"action": "decay", "concept": row["id"], "title": row["title"],
