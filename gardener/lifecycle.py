@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from gardener.plans import Plan, RowChange
+from gardener.plans import Plan, RowChange, upsert_change
 from gardener.state import GardenState, Row
 from ontology import normalize_name, stable_id
 
@@ -159,11 +159,9 @@ def _survivor_change(survivor: Row, others: list[Row], now: str) -> RowChange:
     return RowChange("concepts", {"id": survivor["id"]}, before, after)
 
 
-def _repoint_relations(
-    state: GardenState, merged: str, survivor: str
-) -> list[RowChange]:
+def _repoint_relations(relations: list[Row], merged: str, survivor: str) -> list[RowChange]:
     changes = []
-    for row in sorted(state.table("relations").values(), key=lambda r: r["id"]):
+    for row in relations:
         if row["expired_at"] is not None:
             continue
         ends = {"source_concept_id": row["source_concept_id"],
@@ -177,10 +175,20 @@ def _repoint_relations(
     return changes
 
 
+def _relations_by_concept(state: GardenState) -> dict[str, list[Row]]:
+    index: dict[str, list[Row]] = {}
+    for row in sorted(state.table("relations").values(), key=lambda r: r["id"]):
+        index.setdefault(row["source_concept_id"], []).append(row)
+        if row["target_concept_id"] != row["source_concept_id"]:
+            index.setdefault(row["target_concept_id"], []).append(row)
+    return index
+
+
 def _merge_changes(
-    state: GardenState, survivor: Row, others: list[Row], plan_id: str, now: str
+    state: GardenState, survivor: Row, others: list[Row], plan_id: str, now: str,
+    index: tuple[dict[str, list[Row]], dict[str, list[Row]]],
 ) -> list[RowChange]:
-    evidence = state.evidence_by_concept()
+    evidence, relations = index
     changes = [_survivor_change(survivor, others, now)]
     for other in others:
         before = {k: other[k] for k in ("state", "merged_into", "revision_count", "updated_at")}
@@ -190,11 +198,12 @@ def _merge_changes(
         for span in evidence.get(other["id"], []):
             changes.append(RowChange("evidence", {"id": span["id"]},
                                      {"concept_id": other["id"]}, {"concept_id": survivor["id"]}))
-        changes += _repoint_relations(state, other["id"], survivor["id"])
+        changes += _repoint_relations(relations.get(other["id"], []), other["id"], survivor["id"])
         key = {"from_concept_id": other["id"], "to_concept_id": survivor["id"],
                "kind": "merged_into"}
-        changes.append(RowChange("concept_links", key, None,
-                                 {"plan_id": plan_id, "active": 1}, {"active": 0}))
+        link = upsert_change(state, "concept_links", key, {"plan_id": plan_id, "active": 1},
+                             {"active": 0})
+        changes += [link] if link else []
     return changes
 
 
@@ -221,7 +230,8 @@ def plan_merges(
             "reason": f"compatible type, cosine >= {threshold}, overlapping names",
         })
     plan_id = plan_id_for("merge", salt or stamp, actions)
-    changes = [c for s, o in chosen for c in _merge_changes(state, s, o, plan_id, stamp)]
+    index = (state.evidence_by_concept(), _relations_by_concept(state))
+    changes = [c for s, o in chosen for c in _merge_changes(state, s, o, plan_id, stamp, index)]
     stats = {"merges": sum(len(o) for _, o in chosen), "groups": len(chosen)}
     return Plan(plan_id, "merge", actions, changes, stats)
 

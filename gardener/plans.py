@@ -28,9 +28,18 @@ import networkx as nx
 from gardener.errors import PlanCheckFailed
 from gardener.state import LIVE_STATES, TABLE_KEYS, GardenState
 
-__all__ = ["PLAN_STEPS", "Plan", "RowChange", "check_plan", "validate_plan"]
+__all__ = [
+    "CHECKS",
+    "PLAN_STEPS",
+    "Plan",
+    "RowChange",
+    "check_plan",
+    "upsert_change",
+    "validate_plan",
+]
 
 PLAN_STEPS = ("merge", "split", "decay", "invalidate", "topics")
+CHECKS = ("stale", "dangling", "evidence", "cycles", "empty_topic")
 
 
 @dataclass(frozen=True)
@@ -205,4 +214,19 @@ def validate_plan(plan: Plan, state: GardenState) -> list[str]:
     failures = check_plan(plan, state)
     if failures:
         raise PlanCheckFailed(plan.step, failures)
-    return ["stale", "dangling", "evidence", "cycles", "empty_topic"]
+    return list(CHECKS)
+
+
+def upsert_change(
+    state: GardenState, table: str, key: dict[str, Any], values: dict[str, Any],
+    revert: dict[str, Any] | None,
+) -> RowChange | None:
+    """Insert the row, or update the columns that differ when it exists (e.g. a link left
+    inactive by a reverted plan); ``None`` when the row already holds ``values``."""
+    current = state.table(table).get(tuple(key[column] for column in TABLE_KEYS[table]))
+    if current is None:
+        return RowChange(table, key, None, values, revert)
+    changed = {col: value for col, value in values.items() if current.get(col) != value}
+    if not changed:
+        return None
+    return RowChange(table, key, {col: current.get(col) for col in changed}, changed)

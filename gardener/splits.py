@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from gardener.labels import ctfidf_keywords
 from gardener.lifecycle import plan_id_for
-from gardener.plans import Plan, RowChange
+from gardener.plans import Plan, RowChange, upsert_change
 from gardener.state import GardenState, Row
 from ontology import stable_id
 
@@ -72,7 +72,7 @@ def _part_row(original: Row, spans: list[Row], keyword: str, now: str) -> Row:
 
 
 def _split_changes(
-    original: Row, groups: list[list[Row]], plan_id: str, now: str
+    state: GardenState, original: Row, groups: list[list[Row]], plan_id: str, now: str
 ) -> tuple[list[RowChange], list[Row]]:
     keywords = ctfidf_keywords([[span["quote"] for span in group] for group in groups], top_n=1)
     before = {k: original[k] for k in ("state", "revision_count", "updated_at")}
@@ -83,15 +83,19 @@ def _split_changes(
         part = _part_row(original, group, words[0] if words else "", now)
         parts.append(part)
         fold_back = {"state": "merged", "merged_into": original["id"]}
-        changes.append(RowChange("concepts", {"id": part["id"]}, None,
-                                 {k: v for k, v in part.items() if k != "id"}, fold_back))
+        values = {k: v for k, v in part.items() if k not in ("id", "created_at")}
+        if state.concept(part["id"]) is None:  # a re-split after an unsplit reuses the part
+            values["created_at"] = part["created_at"]
+        row = upsert_change(state, "concepts", {"id": part["id"]}, values, fold_back)
+        changes += [row] if row else []
         for span in group:
             changes.append(RowChange("evidence", {"id": span["id"]},
                                      {"concept_id": original["id"]}, {"concept_id": part["id"]}))
         key = {"from_concept_id": original["id"], "to_concept_id": part["id"],
                "kind": "split_into"}
-        changes.append(RowChange("concept_links", key, None,
-                                 {"plan_id": plan_id, "active": 1}, {"active": 0}))
+        link = upsert_change(state, "concept_links", key, {"plan_id": plan_id, "active": 1},
+                             {"active": 0})
+        changes += [link] if link else []
     return changes, parts
 
 
@@ -124,7 +128,7 @@ def plan_splits(
     plan_id = plan_id_for("split", salt or stamp, actions)
     changes: list[RowChange] = []
     for action, (row, groups, _) in zip(actions, found, strict=True):
-        row_changes, parts = _split_changes(row, groups, plan_id, stamp)
+        row_changes, parts = _split_changes(state, row, groups, plan_id, stamp)
         changes += row_changes
         action["part_ids"] = [part["id"] for part in parts]
         action["part_titles"] = json.loads(json.dumps([part["title"] for part in parts]))

@@ -160,3 +160,20 @@ def test_decay_measures_age_against_the_reference_not_the_wall_clock(staging, bu
     assert plan_decay(state, now=NOW, after_days=180, reference=latest).empty
     plan = plan_decay(state, now=NOW, after_days=180)
     assert plan.changes[0].after["updated_at"] == NOW.isoformat()
+
+
+def test_merge_again_after_unmerge_reactivates_the_link(staging, build, embedder, prov):
+    _duplicates(build)
+    state = _state(staging)
+    first = plan_merges(state, _vectors(state, embedder), threshold=0.6, now=NOW)
+    _apply(staging, first, prov)
+    revert_plan(staging, first.id)
+    state = _state(staging)
+    later = datetime(2026, 7, 1, tzinfo=UTC)
+    second = plan_merges(state, _vectors(state, embedder), threshold=0.6, now=later)
+    link = next(c for c in second.changes if c.table == "concept_links")
+    assert link.before == {"plan_id": first.id, "active": 0}
+    _apply(staging, second, prov)
+    row = staging.db["concept_links"].get(("c_b", "c_a", "merged_into"))
+    assert (row["active"], row["plan_id"]) == (1, second.id)
+    assert staging.db["concepts"].get("c_b")["state"] == "merged"
