@@ -25,6 +25,8 @@ class GraphSettings(Protocol):
     @property
     def graph_path(self) -> Path: ...
     @property
+    def graph_buffer_pool_mb(self) -> int | None: ...
+    @property
     def neo4j_uri(self) -> str: ...
     @property
     def neo4j_user(self) -> str: ...
@@ -45,7 +47,8 @@ def open_graph(settings: GraphSettings, backend: str | None = None) -> GraphStor
     if name == "embedded":
         from graph.ladybug_backend import LadybugGraph
 
-        store = LadybugGraph(settings.graph_path)
+        megabytes = settings.graph_buffer_pool_mb
+        store = LadybugGraph(settings.graph_path, megabytes * 1024**2 if megabytes else None)
     elif name == "neo4j":
         from graph.neo4j_backend import Neo4jGraph
 

@@ -63,6 +63,7 @@ class Settings(BaseSettings):
 
     # -- graph --------------------------------------------------------------------------------
     graph_backend: Literal["embedded", "neo4j"] = "embedded"
+    graph_buffer_pool_mb: int | None = None  # embedded page cache; None: half of RAM, <= 8 GiB
     neo4j_uri: str = Field(
         default="bolt://127.0.0.1:7687",
         validation_alias=AliasChoices("CONCEPTMEM_NEO4J_URI", "NEO4J_URI"),
