@@ -7,7 +7,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from gardener.service import GardenOptions, GardenReport, garden
+from gardener.plans import Plan
+from gardener.service import GardenOptions, GardenReport, garden, revert_plan
 from pipeline.embeddings import build_embedder
 from pipeline.errors import MissingExtraError
 from pipeline.settings import Settings
@@ -15,7 +16,7 @@ from staging import StagingStore
 from staging.errors import StoreNotFound
 from staging.gardener_repo import GardenerRepo
 
-__all__ = ["garden_store", "parse_params", "summary_lines"]
+__all__ = ["garden_store", "parse_params", "revert_store", "summary_lines"]
 
 _INTS = {"n_neighbors", "n_components", "min_cluster_size", "min_samples"}
 
@@ -79,12 +80,26 @@ def garden_store(
         staging.close()
 
 
+def revert_store(settings: Settings, plan_id: str) -> Plan:
+    """Undo one applied gardener plan (unmerge, unsplit, ...) from its recorded prior values."""
+    if not settings.staging_db.exists():
+        raise StoreNotFound(f"no staging database in {settings.store}",
+                            "run `conceptmem run PATH...` first")
+    staging = StagingStore.open(settings.staging_db)
+    try:
+        return revert_plan(staging, plan_id, user_scope=settings.user_scope,
+                           assistant_scope=settings.assistant_scope)
+    finally:
+        staging.close()
+
+
 def summary_lines(report: GardenReport, limit: int = 20) -> list[str]:
     """Readable lines: topics, merges, splits, decays, invalidations (first ``limit`` each)."""
     lines = [("DRY RUN: nothing applied" if report.dry_run
               else f"applied {len(report.applied)} plans (run {report.run_id})")]
     for plan in report.plans:
-        lines.append(f"{plan.step}: {len(plan.actions)} action(s)")
+        lines.append(f"{plan.step}: {len(plan.actions)} action(s)"
+                     + ("" if plan.empty or report.dry_run else f" [plan {plan.id}]"))
         for action in plan.actions[:limit]:
             lines.append("  " + _describe(action))
         if plan.step == "topics":

@@ -114,7 +114,7 @@ class GardenerRepo:
 
     def save_study(self, study: Mapping[str, Any], prov: Provenance) -> None:
         with transaction(self.db):
-            self.db["gardener_studies"].insert(
+            self.db.table("gardener_studies").insert(
                 {
                     "id": study["id"],
                     "objective": study["objective"],
@@ -131,7 +131,7 @@ class GardenerRepo:
     def _insert_plan(
         self, plan: Mapping[str, Any], status: str, checks: list[str], prov: Provenance
     ) -> None:
-        self.db["gardener_plans"].insert(
+        self.db.table("gardener_plans").insert(
             {
                 "id": plan["id"],
                 "step": plan["step"],
@@ -159,7 +159,7 @@ class GardenerRepo:
     def _write(self, change: Mapping[str, Any], prov: Provenance) -> None:
         table, key = change["table"], change["key"]
         if change["before"] is None:
-            self.db[table].insert({**key, **change["after"], **prov.columns()})
+            self.db.table(table).insert({**key, **change["after"], **prov.columns()})
             return
         current = self._current(table, key)
         if current is None or any(current[c] != v for c, v in change["before"].items()):
@@ -188,7 +188,7 @@ class GardenerRepo:
                 "SELECT COALESCE(MAX(revision), -1) + 1 FROM concept_revisions"
                 " WHERE concept_id = ?", [concept_id],
             ).fetchone()
-            self.db["concept_revisions"].insert({
+            self.db.table("concept_revisions").insert({
                 "concept_id": concept_id,
                 "revision": int(row[0]),
                 "action": action,

@@ -7,7 +7,7 @@ from typing import Annotated
 import typer
 
 from pipeline.cli.app import settings_from
-from pipeline.garden import garden_store, parse_params, summary_lines
+from pipeline.garden import garden_store, parse_params, revert_store, summary_lines
 
 
 def register(app: typer.Typer) -> None:
@@ -25,8 +25,15 @@ def garden(
         list[str] | None,
         typer.Option("--param", help="Pin a clustering parameter, e.g. min_cluster_size=20."),
     ] = None,
+    revert: Annotated[
+        str | None, typer.Option("--revert", help="Undo an applied plan (e.g. unmerge) by id.")
+    ] = None,
 ) -> None:
     """Merge, split, decay, invalidate and re-cluster topics: plan, check, then apply."""
+    if revert is not None:
+        plan = revert_store(settings_from(ctx), revert)
+        typer.echo(f"reverted {plan.step} plan {plan.id} ({len(plan.changes)} rows restored)")
+        return
     report = garden_store(
         settings_from(ctx), dry_run=dry_run, trials=trials, seed=seed,
         pinned=parse_params(param or []) or None,

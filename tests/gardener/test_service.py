@@ -104,8 +104,20 @@ def test_cli_garden_dry_run_then_apply(settings, monkeypatch, capsys, builder_fo
     try:
         assert staging.count("gardener_plans", "status = 'applied'") >= 3
         assert staging.count("topics", "active = 1") >= 2
+        merge_id = staging.db.execute(
+            "SELECT id FROM gardener_plans WHERE step = 'merge'").fetchone()[0]
     finally:
         staging.close()
+    assert main([*store, "garden", "--revert", merge_id]) == 0
+    assert capsys.readouterr().out.startswith(f"reverted merge plan {merge_id}")
+    staging = StagingStore.open(settings.staging_db)
+    try:
+        assert staging.db["gardener_plans"].get(merge_id)["status"] == "reverted"
+        assert staging.count("concepts", "state = 'merged'") == 0
+    finally:
+        staging.close()
+    assert main([*store, "garden", "--revert", merge_id]) == 1
+    assert "is reverted" in capsys.readouterr().err
 
 
 def test_cli_garden_without_store_says_what_to_do(settings, capsys):
