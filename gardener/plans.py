@@ -23,8 +23,6 @@ from collections import Counter
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-import networkx as nx
-
 from gardener.errors import PlanCheckFailed
 from gardener.state import LIVE_STATES, TABLE_KEYS, GardenState
 
@@ -161,7 +159,9 @@ def _evidence(plan: Plan, after: GardenState) -> list[str]:
 
 
 def _cycles(after: GardenState) -> list[str]:
-    graph: nx.DiGraph[str] = nx.DiGraph()
+    import networkx as nx
+
+    graph: Any = nx.DiGraph()
     for row in after.table("concept_links").values():
         if row["kind"] == "merged_into" and row.get("active", 1):
             graph.add_edge(row["from_concept_id"], row["to_concept_id"])
@@ -174,7 +174,9 @@ def _cycles(after: GardenState) -> list[str]:
     ]
 
 
-def _find_cycles(graph: nx.DiGraph[str]) -> list[list[tuple[str, str]]]:
+def _find_cycles(graph: Any) -> list[list[tuple[str, str]]]:
+    import networkx as nx
+
     try:
         return [nx.find_cycle(graph)]
     except nx.NetworkXNoCycle:
