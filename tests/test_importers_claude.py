@@ -127,3 +127,21 @@ def test_truncated_claude_export_stores_nothing(settings: Settings, tmp_path: Pa
     with pytest.raises(InputFileError, match="truncated"):
         ingest_paths(settings, [path])
     assert _count(settings, "messages") == 0 and _count(settings, "sources") == 0
+
+
+def test_newer_export_with_a_retry_adds_only_the_new_branch(
+    settings: Settings, tmp_path: Path
+) -> None:
+    full = json.loads(EDGE.read_text())[:1]
+    old = json.loads(json.dumps(full))
+    old[0]["chat_messages"] = old[0]["chat_messages"][:2]  # before the retry and follow-up
+    old_path, new_path = tmp_path / "old.json", tmp_path / "new.json"
+    old_path.write_text(json.dumps(old))
+    new_path.write_text(json.dumps(full))
+    ingest_paths(settings, [old_path])
+    assert _messages(settings)["a1"].on_current_branch
+    report = ingest_paths(settings, [new_path])
+    assert (report.totals.conversations, report.totals.messages) == (0, 2)
+    assert report.totals.messages_updated == 1  # a1 left the current branch
+    m = _messages(settings)
+    assert not m["a1"].on_current_branch and m["q2"].on_current_branch
