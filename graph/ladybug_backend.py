@@ -185,7 +185,7 @@ class LadybugGraph(CypherGraph):
     def bulk_load(
         self, nodes: Mapping[str, Sequence[Row]], edges: Mapping[str, Sequence[Row]]
     ) -> None:
-        """COPY each table from a temporary CSV (nodes first, then edges).
+        """COPY each table from a temporary CSV (nodes first, then edges; tables may be non-empty).
 
         Outside ``batch()`` each COPY commits on its own, which skips the write-ahead log:
         much faster, and a failed rebuild is repaired by the next sync. Rows holding an empty

@@ -144,9 +144,11 @@ class Neo4jGraph(CypherGraph):
     def bulk_load(
         self, nodes: Mapping[str, Sequence[Row]], edges: Mapping[str, Sequence[Row]]
     ) -> None:
-        """CREATE instead of MERGE: the graph is empty, so nothing needs matching."""
+        """CREATE instead of MERGE: the rows are known to be absent."""
         for label, rows in nodes.items():
             spec_for(label)
-            self._write(f"UNWIND $rows AS r CREATE (x:{label}) SET x = r", rows)
+            if rows:
+                self._write(f"UNWIND $rows AS r CREATE (x:{label}) SET x = r", rows)
         for edge_type, rows in edges.items():
-            self._write(self._edge_query(edge_type, "CREATE"), _edge_rows(rows))
+            if rows:
+                self._write(self._edge_query(edge_type, "CREATE"), _edge_rows(rows))

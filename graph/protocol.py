@@ -41,7 +41,11 @@ class GraphStore(Protocol):
     def bulk_load(
         self, nodes: Mapping[str, Sequence[Row]], edges: Mapping[str, Sequence[Row]]
     ) -> None:
-        """Load an EMPTY graph as fast as the engine allows (rebuilds)."""
+        """Insert rows whose ids are not in the graph yet, as fast as the engine allows.
+
+        Used for rebuilds (after ``delete_all``) and for the new rows of an incremental sync.
+        Nodes are written before edges; edge ends must exist.
+        """
 
     def delete_nodes(self, label: str, ids: Sequence[str]) -> int:
         """Remove nodes (and their edges) by id; returns ids sent."""

@@ -130,15 +130,19 @@ def _apply_diff(graph: GraphStore, rows: Projection, report: SyncReport, say: Sa
         stale, changed, _ = plans[edge_type]
         graph.delete_edges(edge_type, stale + changed)
         report.deleted[edge_type] = len(stale)
-    for label in NODE_LABELS:
-        stale, _, upserts = plans[label]
+    for label in NODE_LABELS:  # new nodes are inserted in bulk, changed ones updated in place
+        stale, changed, upserts = plans[label]
         graph.delete_nodes(label, stale)
         report.deleted[label] = len(stale)
-        report.written[label] = graph.upsert_nodes(label, upserts)
+        known = set(changed)
+        graph.bulk_load({label: [r for r in upserts if r["id"] not in known]}, {})
+        graph.upsert_nodes(label, [r for r in upserts if r["id"] in known])
+        report.written[label] = len(upserts)
         say(f"{label}: {len(upserts)} written, {len(stale)} removed")
-    for edge_type in EDGE_TYPES:
+    for edge_type in EDGE_TYPES:  # every edge to write is absent by now: bulk insert
         _, _, upserts = plans[edge_type]
-        report.written[edge_type] = graph.upsert_edges(edge_type, upserts)
+        graph.bulk_load({}, {edge_type: upserts})
+        report.written[edge_type] = len(upserts)
         say(f"{edge_type}: {len(upserts)} written, {report.deleted[edge_type]} removed")
 
 
