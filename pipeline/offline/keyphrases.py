@@ -72,7 +72,18 @@ def keyphrases(text: str, lang: str, top: int = 10) -> list[Keyphrase]:
         for run in _runs(str(phrase), stops):
             if _plausible(run) and _single_word_ok(run, sample):
                 kept.setdefault(run.casefold(), (run, float(score)))
-    return list(kept.values())[:top]
+    return _drop_subsumed(list(kept.values()))[:top]
+
+
+def _drop_subsumed(phrases: list[Keyphrase]) -> list[Keyphrase]:
+    """"input tokens" goes when "million input tokens" is there; single names stay."""
+    padded = [f" {p.casefold()} " for p, _ in phrases]
+    return [
+        (phrase, score)
+        for (phrase, score), mine in zip(phrases, padded, strict=True)
+        if not (" " in phrase or phrase.islower())
+        or not any(mine in other and mine != other for other in padded)
+    ]
 
 
 def _runs(phrase: str, stops: frozenset[str]) -> list[str]:

@@ -15,7 +15,9 @@ __all__ = ["MAX_QUOTE_CHARS", "Span", "clean_title", "mask_code", "quote_around"
 MAX_QUOTE_CHARS = 280
 MAX_TITLE_WORDS = 6
 
-_FENCE = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]{1,200}`", re.S)
+_FENCE = re.compile(
+    r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)|`[^`\n]{1,200}`|</?[A-Za-z!][^<>\n]{0,200}>", re.S
+)
 _BOUNDARY = re.compile(r"[.!?…]+(?=[\s\"')\]]|$)|\n")
 _CLAUSE_CUT = re.compile(
     r"[,;:()\[\]{}\"“”«»]|\s[-–—]\s|\s(?:because|so that|since|but|and then|which|while|"
@@ -45,8 +47,14 @@ class Span:
 
 
 def mask_code(text: str) -> str:
-    """Code blocks and inline code replaced by newlines (same length, so offsets hold)."""
-    return _FENCE.sub(lambda m: "\n" * len(m.group(0)), text)
+    """Code blocks and inline code become newlines, markup tags spaces (same length)."""
+    return _FENCE.sub(_blank, text)
+
+
+def _blank(match: re.Match[str]) -> str:
+    """Code ends a sentence (newlines); a markup tag is only hidden (spaces)."""
+    found = match.group(0)
+    return (" " if found.startswith("<") else "\n") * len(found)
 
 
 def sentences(text: str) -> Iterator[Span]:

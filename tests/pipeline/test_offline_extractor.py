@@ -192,3 +192,15 @@ def test_keyphrase_filters_keep_names_and_drop_sentence_starts() -> None:
             "Life is good and the meetup was fun.")
     titles = {m.title for m in OfflineExtractor().extract(request(("user", text))).mentions}
     assert "Maria" in titles and "Life" not in titles
+
+
+def test_markup_and_code_are_not_keyphrases() -> None:
+    text = ("<antThinking>The calculator needs presets.</antThinking> <!DOCTYPE html> "
+            "I'm building a pricing calculator for Gemini models.\n```js\nconst fooBarBaz = 1;\n```"
+            " The pricing calculator shows Gemini prices.")
+    req = request(("user", text), ("assistant", text))
+    result = OfflineExtractor().extract(req)
+    assert_verbatim(req, result)
+    titles = " ".join(m.title for m in result.mentions)
+    assert "DOCTYPE" not in titles and "antThinking" not in titles and "fooBarBaz" not in titles
+    assert "Gemini" in titles
