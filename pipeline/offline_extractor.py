@@ -39,6 +39,7 @@ def _word_set(text: str) -> frozenset[str]:
 
 
 _TITLE_WORDS = 6
+_MAX_PATTERN_CHARS = 2000  # patterns look at the start of very long "sentences" only
 _LONG_TITLE_WORDS = 8
 _USER_KEYPHRASE_CONFIDENCE = 0.45
 _ASSISTANT_KEYPHRASE_CONFIDENCE = 0.3
@@ -136,7 +137,7 @@ def _pattern_drafts(
     drafts: list[_Draft] = []
     text = message.text
     for sentence in sentences(text):
-        chunk = text[sentence.start : sentence.end]
+        chunk = text[sentence.start : min(sentence.end, sentence.start + _MAX_PATTERN_CHARS)]
         for pattern in patterns:
             match = pattern.regex.search(chunk)
             if match is None:
