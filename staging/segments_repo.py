@@ -64,7 +64,10 @@ class SegmentsRepo:
         self.conn = staging.db.conn
 
     def upsert_segments(self, plans: Iterable[SegmentLike], run: Run) -> int:
-        """Insert the segments not yet stored (with membership rows); returns how many."""
+        """Insert the segments not yet stored (with membership rows); returns how many.
+
+        Call inside ``staging.db.transaction`` so that a batch lands whole or not at all.
+        """
         prov = run.provenance(_WRITER).columns()
         new = 0
         for plan in plans:
