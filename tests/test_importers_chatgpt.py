@@ -35,14 +35,18 @@ def _rows(settings: Settings, sql: str) -> list[tuple[Any, ...]]:
 
 def test_tree_sample_keeps_every_branch_and_flags_the_current_path(settings: Settings) -> None:
     report = ingest_paths(settings, [TREE])
-    assert (report.totals.conversations, report.totals.messages) == (1, 11)
+    assert (report.totals.conversations, report.totals.messages) == (1, 12)
     messages = _messages(settings)
     by_ext = {m.external_id[:8]: m for m in messages}
-    # 13 nodes: a null root and an empty hidden system message are not stored.
-    assert "d38605d2" not in by_ext and "aaa1f70c" not in by_ext
-    assert by_ext["aaa297ba"].parent_id is None  # child of the skipped system node
+    # 13 nodes = a null root (not stored) + 12 messages, incl. an empty hidden system message.
+    assert "aaa1f70c" not in by_ext
+    system = by_ext["d38605d2"]
+    assert (system.role, system.text, system.parent_id) == ("system", "", None)
+    assert system.metadata.get("empty") is True
+    assert by_ext["aaa297ba"].parent_id == system.id
     current = [m.external_id[:8] for m in messages if m.on_current_branch]
-    assert current == ["aaa297ba", "bda8a275", "aaa236a3", "db88eddf", "aaa20127", "f63b8e17"]
+    assert current == [
+        "d38605d2", "aaa297ba", "bda8a275", "aaa236a3", "db88eddf", "aaa20127", "f63b8e17"]
     # both answers to "tell me a joke" are kept as siblings
     joke = by_ext["aaa20127"].id
     assert sorted(m.external_id[:8] for m in messages if m.parent_id == joke) == [
@@ -50,7 +54,8 @@ def test_tree_sample_keeps_every_branch_and_flags_the_current_path(settings: Set
     assert by_ext["ada93f81"].metadata["status"] == "in_progress"
     # depth-first positions, siblings by create_time
     order = [m.external_id[:8] for m in sorted(messages, key=lambda m: m.position)]
-    assert order[:6] == ["aaa297ba", "bda8a275", "aaa24023", "23afbea9", "aaa292cc", "ada93f81"]
+    assert order[:7] == [
+        "d38605d2", "aaa297ba", "bda8a275", "aaa24023", "23afbea9", "aaa292cc", "ada93f81"]
     assert [m.position for m in messages] == sorted(m.position for m in messages)
 
 
@@ -142,7 +147,7 @@ def test_several_export_files_just_work(settings: Settings, tmp_path: Path) -> N
     second.write_text(TREE.read_text())
     report = ingest_paths(settings, [first, second])
     assert [f.format for f in report.files] == ["chatgpt", "chatgpt"]
-    assert _rows(settings, "SELECT COUNT(*) FROM messages") == [(20,)]
+    assert _rows(settings, "SELECT COUNT(*) FROM messages") == [(21,)]
 
 
 def test_broken_conversation_is_quarantined_and_the_rest_stored(
@@ -156,7 +161,7 @@ def test_broken_conversation_is_quarantined_and_the_rest_stored(
     path = tmp_path / "mixed.json"
     path.write_text(json.dumps([broken, *data, no_id, 42, odd_parent]))
     report = ingest_paths(settings, [path])
-    assert report.totals.messages == 11
+    assert report.totals.messages == 12
     reasons = {r.record: r.reason for r in report.totals.rejected}
     assert reasons["record 1 (id broken-1)"] == "mapping is a list, not an object"
     assert reasons["record 3"] == "conversation has no id or conversation_id"

@@ -59,7 +59,7 @@ def test_every_shared_sample_ingests(settings: Settings) -> None:
     report = ingest_paths(settings, paths)
     expected = {  # conversations, messages (see tests/fixtures/README.md for the counting)
         "handwritten_librechat_chatgpt-modern-export.json": (3, 7),
-        "librechat_chatgpt-tree.json": (1, 11),
+        "librechat_chatgpt-tree.json": (1, 12),
         "claude-to-sqlite_artifacts.json": (1, 20),
         "claude-to-sqlite_example.json": (1, 2),
         "handwritten_chatlore_claude_conversations.json": (3, 7),
@@ -91,7 +91,7 @@ def test_newer_export_adds_only_what_is_new(settings: Settings, tmp_path: Path) 
     old_path = tmp_path / "old.json"
     old_path.write_text(json.dumps(_older(export)))
     ingest_paths(settings, [old_path])
-    assert _counts(settings)["messages"] == 9
+    assert _counts(settings)["messages"] == 10
     report = ingest_paths(settings, [TREE])
     totals = report.totals
     assert (totals.sources, totals.conversations, totals.messages) == (1, 0, 2)
@@ -113,8 +113,8 @@ def test_user_scope_changes_every_id(settings: Settings) -> None:
     ingest_paths(settings, [TREE])
     other = settings.model_copy(update={"user_scope": "someone-else"})
     report = ingest_paths(other, [TREE])
-    assert (report.totals.sources, report.totals.messages) == (1, 11)
-    assert _counts(settings)["messages"] == 22
+    assert (report.totals.sources, report.totals.messages) == (1, 12)
+    assert _counts(settings)["messages"] == 24
 
 
 def test_bad_paths(settings: Settings, tmp_path: Path) -> None:
@@ -149,7 +149,7 @@ def test_format_override(settings: Settings) -> None:
 
 def test_progress_bar_runs(settings: Settings) -> None:
     report = ingest_paths(settings, [TREE, FIXTURES / "messages.jsonl"], progress=True)
-    assert report.totals.messages == 17
+    assert report.totals.messages == 18
     assert "2 file(s)" in report.summary()
 
 
@@ -160,10 +160,10 @@ def test_cli_ingest_then_stats(tmp_path: Path, capsys: pytest.CaptureFixture[str
     code = main(["--store", str(store), "ingest", str(TREE),
                  str(FIXTURES / "handwritten_librechat_openwebui-export.json")])
     assert code == 0
-    assert "17 new message(s)" in capsys.readouterr().err
+    assert "18 new message(s)" in capsys.readouterr().err
     assert main(["--store", str(store), "stats", "--json"]) == 0
     stats = json.loads(capsys.readouterr().out)
-    assert (stats["sources"], stats["conversations"], stats["messages"]) == (2, 4, 17)
+    assert (stats["sources"], stats["conversations"], stats["messages"]) == (2, 4, 18)
     with sqlite3.connect(store / "source.db") as conn:
         hits = conn.execute("SELECT COUNT(*) FROM messages_fts WHERE messages_fts MATCH"
                             " 'joke'").fetchone()[0]
@@ -183,7 +183,7 @@ def test_bundled_sample_as_a_directory(settings: Settings) -> None:
     report = ingest_paths(settings, [sample])
     assert [f.format for f in report.files] == ["chatgpt", "claude"]
     assert [(f.counts.conversations, f.counts.messages) for f in report.files] == [
-        (13, 87), (3, 10)]
+        (13, 100), (3, 10)]
     with sqlite3.connect(settings.source_db) as conn:
         off_branch = conn.execute(
             "SELECT COUNT(*) FROM messages WHERE on_current_branch = 0").fetchone()[0]
@@ -207,7 +207,7 @@ def test_zip_download_is_read_in_place(settings: Settings, tmp_path: Path) -> No
         zf.writestr("chat.html", "<html></html>")
     report = ingest_paths(settings, [archive])
     assert [f.path for f in report.files] == [f"{archive}!conversations.json"]
-    assert report.totals.messages == 11
+    assert report.totals.messages == 12
     again = ingest_paths(settings, [archive, TREE])  # same bytes as the plain file
     assert (again.totals.sources, again.totals.messages) == (0, 0)
     with sqlite3.connect(settings.source_db) as conn:

@@ -2,9 +2,10 @@
 
 Each conversation holds a ``mapping`` tree: ``node id -> {message | null, parent, children}``.
 Every branch is kept (edited prompts and regenerated answers are siblings); the path from
-``current_node`` to the root is flagged ``on_current_branch``. Null messages (the root) and
-empty hidden/system messages are not stored; a child of a skipped node points to its nearest
-stored ancestor. The message's own ``id`` is its external id (the node id, when different, is
+``current_node`` to the root is flagged ``on_current_branch``. Null messages (the root) are
+not stored; a child of a skipped node points to its nearest stored ancestor. Empty hidden or
+system messages ARE stored (the source db keeps what the export holds) with
+``metadata.hidden``/``empty`` flags; segmentation skips messages with no text. The message's own ``id`` is its external id (the node id, when different, is
 kept in metadata). Non-text content (code, execution output, browsing, quotes, system errors,
 multimodal parts, thoughts) is kept as parts with a best-effort text; thoughts and reasoning
 recaps stay out of the message text. A conversation without ``mapping`` is stored with no
@@ -124,7 +125,7 @@ def _metadata(node_id: str, message: dict[str, Any]) -> dict[str, Any]:
 
 
 def _draft(node_id: str, message: dict[str, Any]) -> Draft | None:
-    """The message as a Draft, or None when it is not worth storing (empty hidden/system)."""
+    """The message as a Draft (empty hidden/system messages are kept and flagged)."""
     author = message.get("author")
     if not isinstance(author, dict):
         author = {}
@@ -135,8 +136,8 @@ def _draft(node_id: str, message: dict[str, Any]) -> Draft | None:
     ctype = content.get("content_type") if isinstance(content, dict) else None
     if ctype == "user_editable_context":
         role = "system"
-    if not parts and (role == "system" or "hidden" in meta) and not text.strip():
-        return None
+    if not parts and not text.strip():
+        meta["empty"] = True
     if ctype is not None and ctype != "text":
         meta["content_type"] = ctype
     external = message.get("id")
