@@ -8,9 +8,11 @@
 * ``validity``: HDBSCAN's ``relative_validity_`` (a fast DBCV approximation; 0 when fewer than
   two topics were found, because DBCV is undefined there).
 * ``noise_fraction``: share of concepts left as outliers (label -1).
-* ``count_penalty``: 0 while the topic count ``k`` lies in ``[max(2, sqrt(n)/4), 2*sqrt(n)]``,
-  else the relative distance to the nearest bound (too few topics over-compress the memory,
-  too many explode it, seed 002).
+* ``count_penalty``: 0 while the topic count ``k`` lies in ``topic_range``, else the relative
+  distance to the nearest bound (too few topics over-compress the memory, too many explode it,
+  seed 002). The range is ``[sqrt(N)/4, 2*sqrt(N)]`` for the ``population`` N of concepts being
+  clustered, capped by what a tuning sample of m rows can show (at most ``m/25`` and ``m/5``
+  topics: about 25 and 5 sample rows per topic); for N = m the cap never binds above m = 39.
 * ``stability``: adjusted Rand index between the labels and the labels of a second fit with
   another seed (1 = identical partitions); ``None`` skips the term.
 
@@ -62,14 +64,15 @@ def noise_fraction(labels: Sequence[int] | np.ndarray) -> float:
     return float((array == -1).mean()) if len(array) else 1.0
 
 
-def topic_range(n: int) -> tuple[float, float]:
-    root = math.sqrt(max(n, 1))
-    return max(2.0, root / 4.0), max(2.0, 2.0 * root)
+def topic_range(n: int, population: int | None = None) -> tuple[float, float]:
+    """The topic counts that cost nothing, for ``n`` clustered rows out of ``population``."""
+    root = math.sqrt(max(population or n, 1))
+    return max(2.0, min(root / 4.0, n / 25.0)), max(2.0, min(2.0 * root, n / 5.0))
 
 
-def count_penalty(k: int, n: int) -> float:
-    """0 inside ``topic_range(n)``, growing to 1 as k falls to 0, linear above the top."""
-    low, high = topic_range(n)
+def count_penalty(k: int, n: int, population: int | None = None) -> float:
+    """0 inside ``topic_range``, growing to 1 as k falls to 0, linear above the top."""
+    low, high = topic_range(n, population)
     if k < low:
         return (low - k) / low
     if k > high:
@@ -90,6 +93,7 @@ def score_labels(
     *,
     stability_ari: float | None = None,
     weights: ObjectiveWeights | None = None,
+    population: int | None = None,
 ) -> float:
     """The objective for one clustering (higher is better)."""
     w = weights or ObjectiveWeights()
@@ -97,7 +101,7 @@ def score_labels(
     k = topic_count(array)
     value = (validity if validity is not None and k >= 2 else 0.0)
     value -= w.noise_weight * noise_fraction(array)
-    value -= w.count_weight * count_penalty(k, len(array))
+    value -= w.count_weight * count_penalty(k, len(array), population)
     if stability_ari is not None:
         value -= w.stability_weight * (1.0 - stability_ari)
     return float(value)

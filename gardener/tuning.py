@@ -37,7 +37,7 @@ SEARCH_SPACE: dict[str, Any] = {
     "n_neighbors": [10, 15, 30, 50],
     "n_components": [5, 10],
     "min_dist": [0.0, 0.1],
-    "min_cluster_size": "int, log scale, [max(5, m/200), max(10, m/10)] for a sample of m",
+    "min_cluster_size": "int, log scale, [max(5, m/500), max(10, m/10)] for a sample of m",
     "min_samples": "int, [1, min(min_cluster_size, 50)]",
     "cluster_selection_method": ["eom", "leaf"],
 }
@@ -59,9 +59,10 @@ class StudyResult:
 class _Objective:
     def __init__(
         self, sample: npt.NDArray[np.float32], seed: int, pinned: Mapping[str, Any],
-        weights: ObjectiveWeights, with_stability: bool,
+        weights: ObjectiveWeights, with_stability: bool, population: int,
     ) -> None:
         self.sample, self.seed, self.pinned = sample, seed, dict(pinned)
+        self.population = population
         self.weights, self.with_stability = weights, with_stability
         self.cache: dict[tuple[Any, ...], npt.NDArray[np.float32]] = {}
         self.knn = exact_knn(sample, min(max(SEARCH_SPACE["n_neighbors"]), len(sample) - 1))
@@ -84,7 +85,7 @@ class _Objective:
         for key in (*_UMAP_KEYS, "cluster_selection_method"):
             choices = [c for c in SEARCH_SPACE[key] if key != "n_neighbors" or c < m]
             pick(key, lambda k=key, c=choices: trial.suggest_categorical(k, c))
-        low, high = max(5, m // 200), max(10, m // 10)
+        low, high = max(5, m // 500), max(10, m // 10)
         pick("min_cluster_size", lambda: trial.suggest_int("min_cluster_size", low, high, log=True))
         top = min(int(params["min_cluster_size"]), 50)
         pick("min_samples", lambda: trial.suggest_int("min_samples", 1, top))
@@ -104,7 +105,8 @@ class _Objective:
         trial.set_user_attr("noise", round(noise_fraction(labels), 4))
         trial.set_user_attr("validity", validity)
         trial.set_user_attr("stability", ari)
-        return score_labels(labels, validity, stability_ari=ari, weights=self.weights)
+        return score_labels(labels, validity, stability_ari=ari, weights=self.weights,
+                            population=self.population)
 
 
 def scale_params(params: Mapping[str, Any], sample: int, n: int) -> dict[str, Any]:
@@ -141,7 +143,7 @@ def tune(
     rng = np.random.default_rng(seed)
     index = np.sort(rng.choice(n, size=sample_size, replace=False)) if n > sample_size else None
     sample = vectors if index is None else vectors[index]
-    objective = _Objective(sample, seed, pinned, weights or ObjectiveWeights(), with_stability)
+    objective = _Objective(sample, seed, pinned, weights or ObjectiveWeights(), with_stability, n)
     study = optuna.create_study(direction="maximize",
                                 sampler=optuna.samplers.TPESampler(seed=seed))
     study.optimize(objective, n_trials=trials)

@@ -57,3 +57,11 @@ def test_weights_are_data():
     noisy = _labels(10, noise=100)
     assert score_labels(noisy, 0.8, weights=heavy) < score_labels(noisy, 0.8)
     assert heavy.to_dict()["noise_weight"] == 2.0
+
+
+def test_topic_range_follows_the_population_within_what_the_sample_can_show():
+    assert topic_range(2000) == pytest.approx((11.18, 89.44), abs=0.01)
+    assert topic_range(2000, population=632_868) == (80.0, 400.0)
+    assert count_penalty(198, 2000, population=632_868) == 0.0
+    assert count_penalty(198, 2000) > 1.0
+    assert topic_range(300, population=300) == topic_range(300)
