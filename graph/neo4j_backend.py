@@ -13,7 +13,7 @@ from typing import Any
 
 from graph.cypher_base import CypherGraph, spec_for
 from graph.errors import GraphError, GraphUnavailable
-from graph.model import SCHEMA, EdgeSpec, Row
+from graph.model import SCHEMA, EdgeSpec, NodeSpec, Row
 
 __all__ = ["Neo4jGraph"]
 
@@ -84,6 +84,17 @@ class Neo4jGraph(CypherGraph):
         """Writes already commit per UNWIND batch in managed transactions; nothing to group."""
         yield
 
+    # -- inventory: one collected list per kind decodes ~4x faster than one record per row --
+    def ids(self, kind: str) -> set[str]:
+        return set(self.hashes(kind))
+
+    def hashes(self, kind: str) -> dict[str, str]:
+        spec = spec_for(kind)
+        pattern = (f"(x:{spec.label})" if isinstance(spec, NodeSpec)
+                   else f"()-[x:{spec.type}]->()")
+        rows = self._read(f"MATCH {pattern} RETURN collect([x.id, x.row_hash]) AS pairs")
+        return {pair[0]: pair[1] for pair in rows[0]["pairs"]} if rows else {}
+
     def run_cypher(self, query: str, params: Mapping[str, Any] | None = None) -> list[Row]:
         return self._read(query, params)
 
@@ -108,7 +119,7 @@ class Neo4jGraph(CypherGraph):
         labels = " OR ".join(f"x:{label}" for label in SCHEMA.nodes)
         self._auto(
             f"MATCH (x) WHERE {labels} "
-            "CALL { WITH x DETACH DELETE x } IN TRANSACTIONS OF 10000 ROWS"
+            "CALL (x) { DETACH DELETE x } IN TRANSACTIONS OF 10000 ROWS"
         )
 
     # -- writes -----------------------------------------------------------------------------

@@ -169,7 +169,13 @@ def sync_store(
 
     run = staging.start_run("sync", {"backend": name, "rebuild": rebuild}, _code_version(),
                             settings.user_scope, settings.assistant_scope)
-    graph = open_graph(settings, name)
+    try:
+        graph = open_graph(settings, name)
+    except BaseException as exc:
+        staging.finish_run(run, "failed", error=str(exc))
+        source.close()
+        staging.close()
+        raise
     receipt = start_receipt(staging.db, run, name, graph.target)
     report = SyncReport(name, graph.target, rebuild, False, receipt, 0.0)
     try:

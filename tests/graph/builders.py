@@ -9,9 +9,13 @@ Relations are bitemporal; one has been invalidated and one expired.
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+import pytest
+
+from graph import GraphUnavailable, open_graph
 from ontology import Conversation, Message, Source, stable_id
 from pipeline.settings import Settings
 from staging import SourceStore, StagingStore, transaction
@@ -177,3 +181,18 @@ def build_store(settings: Settings, scope: str = "user-a") -> Built:
     _source_rows(settings, scope, built)
     _staging_rows(settings, scope, built)
     return built
+
+
+def require_neo4j(settings: Settings) -> None:
+    """Empty this schema's nodes in the Neo4j database, or skip (fail when CI=true)."""
+    try:
+        graph = open_graph(settings, "neo4j")
+    except GraphUnavailable as exc:
+        reason = f"Neo4j unreachable at {settings.neo4j_uri}: {exc.message} ({exc.hint})"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI=true and {reason}")
+        pytest.skip(reason)
+    try:
+        graph.delete_all()
+    finally:
+        graph.close()

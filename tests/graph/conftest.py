@@ -7,7 +7,6 @@ reason shown, except with ``CI=true``, where an unreachable Neo4j fails them.
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,28 +15,13 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))  # makes `import builders` work
 
-from builders import Built, build_store
+from builders import Built, build_store, require_neo4j
 
-from graph import GraphStore, GraphUnavailable, open_graph
+from graph import GraphStore, open_graph
 from pipeline.settings import Settings
 from pipeline.sync import sync_store
 
 BACKENDS = ["embedded", pytest.param("neo4j", marks=pytest.mark.neo4j)]
-
-
-def require_neo4j(settings: Settings) -> None:
-    """Empty this schema's nodes in the Neo4j database, or skip (fail when CI=true)."""
-    try:
-        graph = open_graph(settings, "neo4j")
-    except GraphUnavailable as exc:
-        reason = f"Neo4j unreachable at {settings.neo4j_uri}: {exc.message} ({exc.hint})"
-        if os.environ.get("CI", "").lower() == "true":
-            pytest.fail(f"CI=true and {reason}")
-        pytest.skip(reason)
-    try:
-        graph.delete_all()
-    finally:
-        graph.close()
 
 
 @pytest.fixture(params=BACKENDS)

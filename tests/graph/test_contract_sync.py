@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from builders import HOSTILE, add_concept, add_evidence, build_store
+from builders import HOSTILE, add_concept, add_evidence, build_store, require_neo4j
 
 from graph import open_graph
 from pipeline.settings import Settings
@@ -52,3 +52,28 @@ def test_incremental_sync_equals_rebuild(settings: Settings, backend: str) -> No
     sync_store(settings, backend=backend, rebuild=True)
     assert _export(settings, backend) == incremental
     assert verify_store(settings, backend).ok
+
+
+def test_both_engines_hold_the_same_graph(settings: Settings) -> None:
+    require_neo4j(settings)
+    build_store(settings)
+    sync_store(settings, backend="embedded")
+    sync_store(settings, backend="neo4j")
+    embedded, neo4j = _export(settings, "embedded"), _export(settings, "neo4j")
+    assert embedded == neo4j
+    assert sum(len(rows) for rows in embedded.values()) == 42
+
+
+def test_failed_open_is_recorded(settings: Settings) -> None:
+    import pytest
+
+    from graph import GraphUnavailable
+
+    build_store(settings)
+    unreachable = settings.model_copy(update={"neo4j_uri": "bolt://127.0.0.1:9"})
+    with pytest.raises(GraphUnavailable):
+        sync_store(unreachable, backend="neo4j")
+    staging = StagingStore.open(settings.staging_db)
+    status = staging.db.execute("SELECT status FROM runs WHERE stage = 'sync'").fetchall()
+    staging.close()
+    assert status == [("failed",)]
