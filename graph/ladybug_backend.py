@@ -55,7 +55,8 @@ def _write_csv(path: Path, rows: Sequence[Row], names: list[str]) -> None:
     read back as NULL too, so rows holding one are never passed here (see ``bulk_load``).
     """
     with path.open("w", encoding="utf-8", newline="") as out:
-        csv.writer(out, lineterminator="\n").writerows(
+        # "\r\n" ends rows so that the writer quotes any value holding "\r" or "\n".
+        csv.writer(out, lineterminator="\r\n").writerows(
             [row[name] for name in names] for row in rows
         )
 
@@ -214,7 +215,7 @@ class LadybugGraph(CypherGraph):
                 _write_csv(csv_path, plain, names)
                 data = csv_path.read_bytes()
                 # The parallel reader splits on line ends, so only when no value holds one.
-                parallel = data.count(b"\n") == len(plain) and b"\r" not in data
+                parallel = data.count(b"\n") == data.count(b"\r") == len(plain)
                 # COPY takes no parameter for its file: the path is ours (a temp dir), not input.
                 literal = str(csv_path).replace("\\", "/").replace("'", "")
                 self._execute(

@@ -115,8 +115,12 @@ def project_store(source: SourceStore, staging: StagingStore) -> tuple[Projectio
 Say = Callable[[str], None]
 
 
-def _apply_diff(graph: GraphStore, rows: Projection, report: SyncReport, say: Say) -> None:
-    plans: dict[str, tuple[list[str], list[str], list[dict[str, Any]]]] = {}
+Plan = dict[str, tuple[list[str], list[str], list[dict[str, Any]]]]
+"""Per kind: (stale ids to remove, changed ids, rows to write)."""
+
+
+def _plan(graph: GraphStore, rows: Projection) -> Plan:
+    plans: Plan = {}
     for kind in SCHEMA.kinds():
         current = graph.hashes(kind)
         desired = {r["id"]: r for r in rows[kind]}
@@ -126,6 +130,10 @@ def _apply_diff(graph: GraphStore, rows: Projection, report: SyncReport, say: Sa
         )
         upserts = [r for i, r in desired.items() if current.get(i) != r["row_hash"]]
         plans[kind] = (stale, changed, upserts)
+    return plans
+
+
+def _apply_diff(graph: GraphStore, plans: Plan, report: SyncReport, say: Say) -> None:
     for edge_type in EDGE_TYPES:  # stale and changed edges go first (their ends may change)
         stale, changed, _ = plans[edge_type]
         graph.delete_edges(edge_type, stale + changed)
@@ -144,6 +152,17 @@ def _apply_diff(graph: GraphStore, rows: Projection, report: SyncReport, say: Sa
         graph.bulk_load({}, {edge_type: upserts})
         report.written[edge_type] = len(upserts)
         say(f"{edge_type}: {len(upserts)} written, {report.deleted[edge_type]} removed")
+
+
+def _choose(graph: GraphStore, rows: Projection, rebuild: bool) -> Plan | None:
+    """The diff to apply, or None to reload: on --rebuild, an empty graph, or when more than
+    half of the rows would be written (a bulk reload is then faster than diffing)."""
+    total = sum(len(kind_rows) for kind_rows in rows.values())
+    if rebuild or sum(graph.counts().values()) * 2 < total:
+        return None
+    plans = _plan(graph, rows)
+    writes = sum(len(stale) + len(upserts) for stale, _, upserts in plans.values())
+    return None if writes * 2 > total else plans
 
 
 def _bulk(graph: GraphStore, rows: Projection, report: SyncReport, say: Say) -> None:
@@ -180,12 +199,13 @@ def sync_store(
     report = SyncReport(name, graph.target, rebuild, False, receipt, 0.0)
     try:
         rows, report.dangling = project_store(source, staging)
-        report.bulk = rebuild or not any(graph.counts().values())
-        if report.bulk:  # COPY commits per table; the next sync repairs a failed rebuild
+        plans = _choose(graph, rows, rebuild)
+        report.bulk = plans is None
+        if plans is None:  # COPY commits per table; the next sync repairs a failed reload
             _bulk(graph, rows, report, say)
         else:
             with graph.batch():
-                _apply_diff(graph, rows, report, say)
+                _apply_diff(graph, plans, report, say)
         report.counts = graph.counts()
         report.seconds = round(time.perf_counter() - started, 3)
         summary = {"target": graph.target, "written": report.written, "deleted": report.deleted,

@@ -32,17 +32,21 @@ Projection = dict[str, list[Row]]
 
 
 def row_hash(row: Row) -> str:
-    """Content hash of a row's keys and values in order (``row_hash`` itself excluded).
+    """Content hash of a row's values in key order (``row_hash`` itself excluded).
 
     ``repr`` of str/int/float/bool/None is stable across runs and platforms, and every
-    projection builds its rows with the same keys in the same order.
+    projection builds its rows with the same keys in the same order (a new property
+    changes the tuple's length, so every hash changes and the next sync rewrites all).
     """
-    payload = repr([(k, v) for k, v in row.items() if k != "row_hash"])
-    return hashlib.blake2b(payload.encode("utf-8"), digest_size=16).hexdigest()
+    values = tuple(v for k, v in row.items() if k != "row_hash")
+    return hashlib.blake2b(repr(values).encode("utf-8"), digest_size=16).hexdigest()
 
 
 def with_hash(row: Row) -> Row:
-    row["row_hash"] = row_hash(row)
+    """Adds ``row_hash`` to a row built without one (the projections' case)."""
+    row["row_hash"] = hashlib.blake2b(
+        repr(tuple(row.values())).encode("utf-8"), digest_size=16
+    ).hexdigest()
     return row
 
 

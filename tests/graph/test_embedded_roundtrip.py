@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from graph.ladybug_backend import LadybugGraph
@@ -30,9 +30,10 @@ def _conversation(i: int, title: str | None, external: str) -> dict[str, object]
             "created_at": None, "updated_at": None}
 
 
-@settings(max_examples=10, deadline=None,
+@settings(max_examples=25, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(st.tuples(optional_texts, texts), min_size=1, max_size=6))
+@example([(None, "\r"), ("\n", ""), ('"', ","), ("a\r\nb", " x "), ("", "\\N")])
 def test_copy_and_unwind_store_the_same_values(
     graph: LadybugGraph, values: list[tuple[str | None, str]]
 ) -> None:
