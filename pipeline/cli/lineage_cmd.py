@@ -9,10 +9,11 @@ import typer
 
 from pipeline import lineage
 from pipeline.cli.app import settings_from
+from pipeline.cli.sync_cmd import BackendName
 
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON.")]
 Backend = Annotated[
-    str | None, typer.Option("--backend", help="embedded (default) or neo4j.")
+    BackendName | None, typer.Option("--backend", help="embedded (default) or neo4j.")
 ]
 group = typer.Typer(help="Trace concepts to the exact messages that support them.",
                     no_args_is_help=True)
@@ -21,6 +22,10 @@ group = typer.Typer(help="Trace concepts to the exact messages that support them
 def register(app: typer.Typer) -> None:
     app.add_typer(group, name="lineage")
     app.command("cypher")(cypher)
+
+
+def _name(backend: BackendName | None) -> str | None:
+    return backend.value if backend else None
 
 
 def _emit(value: Any, as_json: bool) -> None:
@@ -36,14 +41,14 @@ def _emit(value: Any, as_json: bool) -> None:
 def concept(ctx: typer.Context, concept_id: str, as_json: AsJson = False,
             backend: Backend = None) -> None:
     """Evidence for a concept: quote, offsets, message, conversation, timestamp, role."""
-    _emit(lineage.concept_evidence(settings_from(ctx), concept_id, backend), as_json)
+    _emit(lineage.concept_evidence(settings_from(ctx), concept_id, _name(backend)), as_json)
 
 
 @group.command("message")
 def message(ctx: typer.Context, message_id: str, as_json: AsJson = False,
             backend: Backend = None) -> None:
     """Concepts a message supports."""
-    _emit(lineage.message_concepts(settings_from(ctx), message_id, backend), as_json)
+    _emit(lineage.message_concepts(settings_from(ctx), message_id, _name(backend)), as_json)
 
 
 @group.command("window")
@@ -53,21 +58,21 @@ def window(
     as_json: AsJson = False, backend: Backend = None,
 ) -> None:
     """The messages around a message (offset < 0 before, > 0 after; branches included)."""
-    _emit(lineage.message_window(settings_from(ctx), message_id, n, backend), as_json)
+    _emit(lineage.message_window(settings_from(ctx), message_id, n, _name(backend)), as_json)
 
 
 @group.command("history")
 def history(ctx: typer.Context, concept_id: str, as_json: AsJson = False,
             backend: Backend = None) -> None:
     """A concept's revisions, merges and splits."""
-    _emit(lineage.concept_history(settings_from(ctx), concept_id, backend), as_json)
+    _emit(lineage.concept_history(settings_from(ctx), concept_id, _name(backend)), as_json)
 
 
 @group.command("as-of")
 def as_of(ctx: typer.Context, timestamp: str, as_json: AsJson = False,
           backend: Backend = None) -> None:
     """Concepts and relations valid and believed at TIMESTAMP (ISO-8601, UTC if naive)."""
-    _emit(lineage.state_as_of(settings_from(ctx), timestamp, backend), as_json)
+    _emit(lineage.state_as_of(settings_from(ctx), timestamp, _name(backend)), as_json)
 
 
 def cypher(
@@ -80,4 +85,4 @@ def cypher(
 ) -> None:
     """Run a Cypher query on the graph; values only as parameters (--param k=v)."""
     params = lineage.parse_params(param or [])
-    _emit(lineage.run_cypher(settings_from(ctx), query, params, backend), as_json)
+    _emit(lineage.run_cypher(settings_from(ctx), query, params, _name(backend)), as_json)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from enum import StrEnum
 from typing import Annotated
 
 import typer
@@ -13,8 +14,14 @@ from rich.table import Table
 from pipeline.cli.app import settings_from
 from pipeline.sync import sync_store, verify_store
 
+
+class BackendName(StrEnum):
+    embedded = "embedded"
+    neo4j = "neo4j"
+
+
 Backend = Annotated[
-    str | None,
+    BackendName | None,
     typer.Option("--backend", help="embedded (default) or neo4j; overrides the settings."),
 ]
 
@@ -32,7 +39,8 @@ def sync(
     ] = False,
 ) -> None:
     """Project the source and staging databases into the graph (idempotent, incremental)."""
-    report = sync_store(settings_from(ctx, graph_backend=backend), rebuild=rebuild, progress=True)
+    settings = settings_from(ctx, graph_backend=backend.value if backend else None)
+    report = sync_store(settings, rebuild=rebuild, progress=True)
     table = Table("label / type", "written", "removed", "in graph",
                   title=f"sync {report.backend} -> {report.target} ({report.seconds:.2f} s)")
     for kind, total in report.counts.items():
@@ -50,7 +58,7 @@ def verify(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON object.")] = False,
 ) -> None:
     """Compare graph ids and content hashes with SQLite, per label and type; exit 1 on drift."""
-    report = verify_store(settings_from(ctx, graph_backend=backend))
+    report = verify_store(settings_from(ctx, graph_backend=backend.value if backend else None))
     if as_json:
         payload = {"backend": report.backend, "target": report.target, "ok": report.ok,
                    "expected": report.expected, "actual": report.actual,
