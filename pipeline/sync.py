@@ -76,6 +76,8 @@ class VerifyReport:
     expected: dict[str, int]
     actual: dict[str, int]
     drift: list[Drift]
+    dangling: dict[str, int] = field(default_factory=dict)
+    """Edges in SQLite whose end node is not there (never projected; not drift)."""
 
     @property
     def ok(self) -> bool:
@@ -239,8 +241,8 @@ def verify_store(settings: Settings, backend: str | None = None) -> VerifyReport
     source, staging = _open_stores(settings)
     graph = open_graph(settings, backend)
     try:
-        rows, _ = project_store(source, staging)
-        report = VerifyReport(graph.backend, graph.target, {}, {}, [])
+        rows, dangling = project_store(source, staging)
+        report = VerifyReport(graph.backend, graph.target, {}, {}, [], dangling)
         for kind in SCHEMA.kinds():
             desired = {r["id"]: r["row_hash"] for r in rows[kind]}
             current = graph.hashes(kind)

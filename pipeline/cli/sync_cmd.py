@@ -62,7 +62,8 @@ def verify(
     if as_json:
         payload = {"backend": report.backend, "target": report.target, "ok": report.ok,
                    "expected": report.expected, "actual": report.actual,
-                   "drift": [dataclasses.asdict(d) for d in report.drift]}
+                   "drift": [dataclasses.asdict(d) for d in report.drift],
+                   "dangling": report.dangling}
         typer.echo(json.dumps(payload, sort_keys=True))
     else:
         table = Table("label / type", "sqlite", "graph", "missing", "extra", "changed",

@@ -113,3 +113,18 @@ def test_errors_name_the_record_and_the_next_step(
     assert "concept_nope" in err and "conceptmem sync" in err
     assert cli(settings, "lineage", "as-of", "yesterday-ish") == 1
     assert "ISO-8601" in capsys.readouterr().err
+
+
+def test_dangling_edges_are_counted_not_projected(
+    settings: Settings, synced_store: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    staging = StagingStore.open(settings.staging_db)
+    staging.db.execute(
+        "INSERT INTO segment_messages (segment_id, message_id, position) VALUES (?, ?, 9)",
+        [synced_store.segment_id, "msg_not_imported"],  # type: ignore[attr-defined]
+    )
+    staging.close()
+    capsys.readouterr()
+    assert cli(settings, "verify", "--json") == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is True and report["dangling"]["CONTAINS_MESSAGE"] == 1
