@@ -200,15 +200,7 @@ def sync_store(
     receipt = start_receipt(staging.db, run, name, graph.target)
     report = SyncReport(name, graph.target, rebuild, False, receipt, 0.0)
     try:
-        rows, report.dangling = project_store(source, staging)
-        plans = _choose(graph, rows, rebuild)
-        report.bulk = plans is None
-        if plans is None:  # COPY commits per table; the next sync repairs a failed reload
-            _bulk(graph, rows, report, say)
-        else:
-            with graph.batch():
-                _apply_diff(graph, plans, report, say)
-        report.counts = graph.counts()
+        _project_and_write(graph, source, staging, report, say)
         report.seconds = round(time.perf_counter() - started, 3)
         summary = {"target": graph.target, "written": report.written, "deleted": report.deleted,
                    "dangling": report.dangling, "graph": report.counts, "bulk": report.bulk}
@@ -225,6 +217,20 @@ def sync_store(
     return report
 
 
+def _project_and_write(
+    graph: GraphStore, source: SourceStore, staging: StagingStore, report: SyncReport, say: Say
+) -> None:
+    rows, report.dangling = project_store(source, staging)
+    plans = _choose(graph, rows, report.rebuild)
+    report.bulk = plans is None
+    if plans is None:  # COPY commits per table; the next sync repairs a failed reload
+        _bulk(graph, rows, report, say)
+    else:
+        with graph.batch():
+            _apply_diff(graph, plans, report, say)
+    report.counts = graph.counts()
+
+
 def _drift(kind: str, desired: dict[str, str], current: dict[str, str]) -> Drift | None:
     missing = sorted(set(desired) - set(current))
     extra = sorted(set(current) - set(desired))
@@ -239,7 +245,12 @@ def _drift(kind: str, desired: dict[str, str], current: dict[str, str]) -> Drift
 def verify_store(settings: Settings, backend: str | None = None) -> VerifyReport:
     """Compare graph ids and row hashes with what SQLite projects, per label and type."""
     source, staging = _open_stores(settings)
-    graph = open_graph(settings, backend)
+    try:
+        graph = open_graph(settings, backend)
+    except BaseException:
+        source.close()
+        staging.close()
+        raise
     try:
         rows, dangling = project_store(source, staging)
         report = VerifyReport(graph.backend, graph.target, {}, {}, [], dangling)
