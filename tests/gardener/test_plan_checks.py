@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gardener.errors import PlanCheckFailed
 from gardener.plans import Plan, RowChange
@@ -61,3 +63,20 @@ def test_good_plan_passes_every_check(staging, build, prov):
         "stale", "dangling", "evidence", "cycles", "empty_topic"]
     assert staging.db["gardener_plans"].get("plan_ok")["status"] == "applied"
     assert staging.count("concept_links") == 1
+
+
+_values = st.dictionaries(st.sampled_from(["state", "active", "plan_id", "probability"]),
+                          st.one_of(st.none(), st.integers(), st.text(max_size=8),
+                                    st.floats(allow_nan=False, allow_infinity=False)),
+                          max_size=3)
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.lists(st.builds(RowChange, st.sampled_from(["concepts", "topics"]),
+                          st.fixed_dictionaries({"id": st.text(min_size=1, max_size=8)}),
+                          st.one_of(st.none(), _values), _values,
+                          st.one_of(st.none(), _values)), max_size=5),
+       st.lists(st.dictionaries(st.text(max_size=5), st.integers(), max_size=2), max_size=3))
+def test_plan_json_round_trip_property(changes, actions):
+    plan = Plan("plan_x", "merge", actions, changes, {"n": len(changes)})
+    assert Plan.from_json(plan.to_json()) == plan
