@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["LIVE_STATES", "TABLE_KEYS", "GardenState", "Row", "concept_text"]
+__all__ = ["LIVE_STATES", "TABLE_KEYS", "GardenState", "Row", "concept_names", "concept_text"]
 
 Row = dict[str, Any]
 
@@ -85,8 +85,19 @@ class GardenState:
         return GardenState(tables)
 
 
+def concept_names(row: Mapping[str, Any]) -> str:
+    """The text a topic is labelled by: the concept's title and aliases.
+
+    Descriptions are left out: extractors write them from templates ("Something the person
+    wants to achieve: ..."), and template words would win every topic's c-TF-IDF.
+    """
+    aliases = row.get("aliases") or "[]"
+    names = json.loads(aliases) if isinstance(aliases, str) else list(aliases)
+    return "; ".join([str(row["title"]), *(str(name) for name in names)])
+
+
 def concept_text(row: Mapping[str, Any]) -> str:
-    """The text a concept is embedded and labelled by: title, description, aliases."""
+    """The text a concept is embedded by: title, description, aliases."""
     aliases = row.get("aliases") or "[]"
     names = json.loads(aliases) if isinstance(aliases, str) else list(aliases)
     parts = [str(row["title"]), str(row.get("description") or "")]

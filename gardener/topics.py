@@ -22,7 +22,7 @@ from gardener.cluster import ClusterResult
 from gardener.labels import ctfidf_keywords, label_from_keywords
 from gardener.lifecycle import plan_id_for
 from gardener.plans import Plan, RowChange
-from gardener.state import GardenState, Row, concept_text
+from gardener.state import GardenState, Row, concept_names
 from ontology import stable_id
 
 __all__ = ["TopicDraft", "draft_topics", "plan_topics"]
@@ -41,7 +41,7 @@ def draft_topics(
         if label >= 0:
             groups.setdefault(label, []).append(index)
     ordered = sorted(groups.values(), key=lambda idx: min(concept_ids[i] for i in idx))
-    docs = [[concept_text(state.concept(concept_ids[i]) or {}) for i in idx] for idx in ordered]
+    docs = [[concept_names(state.concept(concept_ids[i]) or {}) for i in idx] for idx in ordered]
     keywords = ctfidf_keywords(docs, top_n=top_n)
     drafts, used = [], set()
     for indexes, words in zip(ordered, keywords, strict=True):
