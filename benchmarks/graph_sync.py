@@ -151,7 +151,7 @@ def bench_large(settings: Settings, edges: int) -> None:
                  "position": i % 8, "on_current_branch": True, "source_id": "s"}
                 for i in range(n_msg)]
     concepts = [{"id": f"k{i}", **scope, "title": f"c{i}", "concept_type": "goal",
-                 "description": "", "state": "active", "confidence": 0.5, "aliases": "[]",
+                 "description": "d", "state": "active", "confidence": 0.5, "aliases": "[]",
                  "revision_count": 0, "revisions": "[]", "first_seen": None, "last_seen": None,
                  "merged_into": None, "created_at": "2024", "updated_at": "2024", "run_id": "r"}
                 for i in range(n_concept)]
