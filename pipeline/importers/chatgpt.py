@@ -2,14 +2,15 @@
 
 Each conversation holds a ``mapping`` tree: ``node id -> {message | null, parent, children}``.
 Every branch is kept (edited prompts and regenerated answers are siblings); the path from
-``current_node`` to the root is flagged ``on_current_branch``. Null messages (the root) are
-not stored; a child of a skipped node points to its nearest stored ancestor. Empty hidden or
-system messages ARE stored (the source db keeps what the export holds) with
-``metadata.hidden``/``empty`` flags; segmentation skips messages with no text. The message's own ``id`` is its external id (the node id, when different, is
-kept in metadata). Non-text content (code, execution output, browsing, quotes, system errors,
-multimodal parts, thoughts) is kept as parts with a best-effort text; thoughts and reasoning
-recaps stay out of the message text. A conversation without ``mapping`` is stored with no
-messages and ``metadata.mapping = "missing"``.
+``current_node`` to the root is flagged ``on_current_branch``. Null messages (the root) are not
+stored; a child of a skipped node points to its nearest stored ancestor. Empty hidden or system
+messages ARE stored (the source db keeps what the export holds) with
+``metadata.hidden``/``empty`` flags; segmentation skips messages with no text. The message's own
+``id`` is its external id (the node id, when different, is kept in metadata). Non-text content
+(code, execution output, browsing, quotes, system errors, multimodal parts, thoughts) is kept as
+parts with a best-effort text; thoughts and reasoning recaps stay out of the message text. A
+conversation without ``mapping`` is stored with no messages and ``metadata.mapping =
+"missing"``.
 """
 
 from __future__ import annotations
