@@ -27,7 +27,7 @@ def run(
         bool, typer.Option("--offline", help="Use the offline extractor even if an LLM is set.")
     ] = False,
 ) -> None:
-    """Ingest exports, then extract concepts (and later sync and garden), in one go."""
+    """Ingest exports, then extract, garden and sync into the graph, in one go."""
     settings = settings_from(ctx)
     console = Console(stderr=True)
 
