@@ -19,6 +19,7 @@ from typing import Any
 
 from ontology import ContentPart, Message
 from pipeline.importers.base import (
+    ROLE_ALIASES,
     Draft,
     ImportContext,
     Parsed,
@@ -125,16 +126,24 @@ def _metadata(node_id: str, message: dict[str, Any]) -> dict[str, Any]:
     return meta
 
 
-def _draft(node_id: str, message: dict[str, Any]) -> Draft | None:
+def _draft(node_id: str, message: dict[str, Any]) -> Draft:
     """The message as a Draft (empty hidden/system messages are kept and flagged)."""
     author = message.get("author")
     if not isinstance(author, dict):
         author = {}
     content = message.get("content")
-    text, parts = content_text(content)
-    meta = _metadata(node_id, message)
-    role = map_role(author.get("role"), node_id, "message ")
     ctype = content.get("content_type") if isinstance(content, dict) else None
+    raw_parts = content.get("parts") if ctype == "text" and isinstance(content, dict) else None
+    if type(raw_parts) is list:  # the common case, content_text() inlined
+        text = "\n".join([v for v in raw_parts if isinstance(v, str)])
+        parts: list[ContentPart] = []
+    else:
+        text, parts = content_text(content)
+    meta = _metadata(node_id, message)
+    raw_role = author.get("role")
+    role = ROLE_ALIASES.get(raw_role) if type(raw_role) is str else None
+    if role is None:
+        role = map_role(raw_role, node_id, "message ")
     if ctype == "user_editable_context":
         role = "system"
     if not parts and not text.strip():
@@ -143,10 +152,8 @@ def _draft(node_id: str, message: dict[str, Any]) -> Draft | None:
         meta["content_type"] = ctype
     external = message.get("id")
     return Draft(
-        external_id=external if isinstance(external, str) and external else node_id,
-        parent_external_id=None, role=role, text=text,
-        created_at=parse_time(message.get("create_time")), author=author.get("name"),
-        parts=parts, metadata=meta,
+        external if isinstance(external, str) and external else node_id, None, role, text,
+        parse_time(message.get("create_time")), author.get("name"), parts, meta,
     )
 
 
@@ -165,7 +172,7 @@ def _stored_ancestor(
 
 
 def _drafts(mapping: dict[str, Any]) -> tuple[list[Draft], dict[str, str]]:
-    drafts: list[tuple[str, Draft]] = []
+    drafts: list[tuple[dict[str, Any], Draft]] = []
     stored: dict[str, str] = {}
     used: set[str] = set()
     for node_id, node in mapping.items():
@@ -175,16 +182,17 @@ def _drafts(mapping: dict[str, Any]) -> tuple[list[Draft], dict[str, str]]:
         if not isinstance(message, dict):
             continue
         draft = _draft(node_id, message)
-        if draft is None:
-            continue
         if draft.external_id in used:
             draft.external_id = node_id
         used.add(draft.external_id)
         stored[node_id] = draft.external_id
-        drafts.append((node_id, draft))
-    for node_id, draft in drafts:
-        parent = mapping[node_id].get("parent")
-        draft.parent_external_id = _stored_ancestor(parent, mapping, stored)
+        drafts.append((node, draft))
+    for node, draft in drafts:
+        parent = node.get("parent")
+        if parent in stored:  # the common case: the parent node holds a stored message
+            draft.parent_external_id = stored[parent]
+        else:
+            draft.parent_external_id = _stored_ancestor(parent, mapping, stored)
     return [d for _, d in drafts], stored
 
 
