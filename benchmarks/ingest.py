@@ -6,7 +6,10 @@ times ``ingest_paths`` into a fresh store and prints seconds, messages/s and pea
 Then re-ingests the same file (must add 0 rows) and prints that time too.
 
     .venv/bin/python benchmarks/ingest.py [--conversations 3253] [--messages 24639]
-        [--trace-memory]
+        [--trace-memory] [--profile 30]
+
+``--profile N`` prints the N most expensive functions (cProfile, by own time) of the first
+ingest; the profiler slows it, so its timing line says so.
 
 Target on a 2-core machine: <= 2 s for the first ingest.
 """
@@ -14,8 +17,10 @@ Target on a 2-core machine: <= 2 s for the first ingest.
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
 import os
+import pstats
 import random
 import resource
 import sqlite3
@@ -107,16 +112,25 @@ def generate(path: Path, conversations: int, messages: int, seed: int = 7) -> No
         f.write("]")
 
 
-def _timed(settings: Settings, path: Path, trace: bool) -> tuple[float, float, int, int]:
+def _timed(
+    settings: Settings, path: Path, trace: bool, profile: int = 0
+) -> tuple[float, float, int, int]:
     """(wall seconds, CPU seconds of this process, messages added, peak traced bytes)."""
     if trace:
         tracemalloc.start()
+    profiler = cProfile.Profile() if profile else None
     started, cpu = time.perf_counter(), time.process_time()
+    if profiler is not None:
+        profiler.enable()
     report = ingest_paths(settings, [path])
+    if profiler is not None:
+        profiler.disable()
     seconds, cpu = time.perf_counter() - started, time.process_time() - cpu
     peak = tracemalloc.get_traced_memory()[1] if trace else 0
     if trace:
         tracemalloc.stop()
+    if profiler is not None:
+        pstats.Stats(profiler).sort_stats("tottime").print_stats(profile)
     return seconds, cpu, report.totals.messages, peak
 
 
@@ -126,27 +140,33 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=24639)
     parser.add_argument("--trace-memory", action="store_true",
                         help="also measure peak Python memory with tracemalloc (slows ingest)")
+    parser.add_argument("--profile", type=int, default=0, metavar="N",
+                        help="print the N costliest functions of the first ingest (slows it)")
     args = parser.parse_args()
+    load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory() as tmp:
         export = Path(tmp) / "conversations.json"
         generate(export, args.conversations, args.messages)
         size_mb = export.stat().st_size / 1e6
         settings = Settings(store=Path(tmp) / "store")
-        seconds, cpu, added, peak = _timed(settings, export, args.trace_memory)
+        seconds, cpu, added, peak = _timed(settings, export, args.trace_memory, args.profile)
         again, again_cpu, readded, _ = _timed(settings, export, False)
         stored = sqlite3.connect(settings.source_db).execute(
             "SELECT COUNT(*) FROM messages").fetchone()[0]
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"export: {args.conversations} conversations, {stored} messages stored,"
           f" {size_mb:.1f} MB")
+    slowed = " (with tracemalloc on)" if peak else ""
+    slowed += " (with cProfile on)" if args.profile else ""
     print(f"ingest: {seconds:.2f} s wall ({cpu:.2f} s CPU), {added / seconds:,.0f} messages/s"
-          f"{' (with tracemalloc on)' if peak else ''}")
+          f"{slowed}")
     if peak:
         print(f"peak traced Python memory: {peak / 1e6:.1f} MB")
     print(f"max RSS of the process (incl. generation): {rss:.0f} MB")
     print(f"re-ingest: {again:.2f} s wall ({again_cpu:.2f} s CPU), {readded} messages added"
           " (must be 0)")
-    print(f"load average while running: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    print(f"load average before/after: {load_before:.2f}/{os.getloadavg()[0]:.2f}"
+          f" on {os.cpu_count()} CPUs")
 
 
 if __name__ == "__main__":

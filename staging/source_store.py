@@ -250,11 +250,11 @@ def _message_row(m: Message) -> tuple[Any, ...]:
     parts = _JSON(
         [{"kind": p.kind, "text": p.text, "data": p.data} for p in m.parts]
     ) if m.parts else "[]"
+    created = m.created_at  # _iso() inlined: this runs once per stored message
     return (
         m.id, m.conversation_id, m.parent_id, m.external_id, m.role, m.author, m.text, parts,
-        _iso(m.created_at), m.position, int(m.on_current_branch), m.user_scope,
-        m.assistant_scope, m.source_id,
-        _metadata_json(m.metadata),
+        created.isoformat() if created else None, m.position, int(m.on_current_branch),
+        m.user_scope, m.assistant_scope, m.source_id, _metadata_json(m.metadata),
     )
 
 
