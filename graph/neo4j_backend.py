@@ -21,13 +21,15 @@ BATCH = 10_000
 _INSTALL = "pip install 'conceptmem[graph]'"
 
 
-def _edge_rows(rows: Sequence[Row]) -> list[Row]:
-    """Edges travel as {id, src, dst, props}: the properties set in one ``SET e += r.props``."""
-    return [
-        {"id": r["id"], "src": r["src"], "dst": r["dst"],
-         "props": {k: v for k, v in r.items() if k not in ("src", "dst")}}
-        for r in rows
-    ]
+def _props(spec: NodeSpec | EdgeSpec) -> str:
+    """``{id: r.id, ...}``: a CREATE map naming the schema's properties (nulls are not stored)."""
+    return "{" + ", ".join(f"{name}: r.{name}" for name in spec.names) + "}"
+
+
+def _assign(spec: NodeSpec | EdgeSpec) -> str:
+    """``x.a = r.a, ...`` for every property but the MERGE key: a null removes the property,
+    as ``SET x += r`` does, but without the Eager operator that a map SET plans."""
+    return ", ".join(f"x.{name} = r.{name}" for name in spec.names if name != "id")
 
 
 class Neo4jGraph(CypherGraph):
@@ -124,22 +126,24 @@ class Neo4jGraph(CypherGraph):
 
     # -- writes -----------------------------------------------------------------------------
     def upsert_nodes(self, label: str, rows: Sequence[Row]) -> int:
-        spec_for(label)
-        self._write(f"UNWIND $rows AS r MERGE (x:{label} {{id: r.id}}) SET x += r", rows)
+        spec = spec_for(label)
+        self._write(f"UNWIND $rows AS r MERGE (x:{label} {{id: r.id}}) SET {_assign(spec)}", rows)
         return len(rows)
 
     def _edge_query(self, edge_type: str, verb: str) -> str:
+        """Both ends found by a uniqueness-constrained id (NodeUniqueIndexSeek), no Eager."""
         spec = spec_for(edge_type)
         assert isinstance(spec, EdgeSpec)
-        body = "{id: r.id}" if verb == "MERGE" else ""
-        return (
+        head = (
             f"UNWIND $rows AS r MATCH (a:{spec.src_label} {{id: r.src}}) "
             f"MATCH (b:{spec.dst_label} {{id: r.dst}}) "
-            f"{verb} (a)-[x:{edge_type} {body}]->(b) SET x += r.props"
         )
+        if verb == "CREATE":
+            return head + f"CREATE (a)-[x:{edge_type} {_props(spec)}]->(b)"
+        return head + f"MERGE (a)-[x:{edge_type} {{id: r.id}}]->(b) SET {_assign(spec)}"
 
     def upsert_edges(self, edge_type: str, rows: Sequence[Row]) -> int:
-        self._write(self._edge_query(edge_type, "MERGE"), _edge_rows(rows))
+        self._write(self._edge_query(edge_type, "MERGE"), rows)
         return len(rows)
 
     def delete_nodes(self, label: str, ids: Sequence[str]) -> int:
@@ -157,9 +161,9 @@ class Neo4jGraph(CypherGraph):
     ) -> None:
         """CREATE instead of MERGE: the rows are known to be absent."""
         for label, rows in nodes.items():
-            spec_for(label)
+            spec = spec_for(label)
             if rows:
-                self._write(f"UNWIND $rows AS r CREATE (x:{label}) SET x = r", rows)
+                self._write(f"UNWIND $rows AS r CREATE (x:{label} {_props(spec)})", rows)
         for edge_type, rows in edges.items():
             if rows:
-                self._write(self._edge_query(edge_type, "CREATE"), _edge_rows(rows))
+                self._write(self._edge_query(edge_type, "CREATE"), rows)
