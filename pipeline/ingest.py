@@ -224,7 +224,7 @@ def ingest_file(
     ctx = ImportContext(source.id, settings.user_scope, settings.assistant_scope,
                         family=detected.format)
     try:
-        with _gc_paused(), export.open() as f, transaction(store.db):
+        with _gc_paused(), export.open() as f, transaction(store.db), store.bulk_import():
             counts = _store_records(store, source, ctx, f, detected, on_progress)
     except OSError as exc:
         raise InputFileError(export.name, "file", f"cannot read ({exc})") from exc

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import sqlite3
+import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -54,11 +56,51 @@ def _dt(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value) if value else None
 
 
+_FTS_INDEX_NEW = (
+    "INSERT INTO messages_fts(rowid, text) SELECT rowid, text FROM messages WHERE rowid > ?"
+)
+
+
+class _Indexer:
+    """Runs :data:`_FTS_INDEX_NEW` for one batch at a time on a background thread."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self.conn = conn
+        self._thread: threading.Thread | None = None
+        self._error: BaseException | None = None
+
+    def start(self, after_rowid: int) -> None:
+        self.wait()
+        self._thread = threading.Thread(
+            target=self._run, args=(after_rowid,), name="fts-index", daemon=True
+        )
+        self._thread.start()
+
+    def _run(self, after_rowid: int) -> None:
+        try:
+            self.conn.execute(_FTS_INDEX_NEW, [after_rowid])
+        except BaseException as exc:  # re-raised by wait() in the calling thread
+            self._error = exc
+
+    def join(self) -> None:
+        if self._thread is not None:
+            self._thread.join()
+            self._thread = None
+
+    def wait(self) -> None:
+        """Wait for the running batch; re-raise its error."""
+        self.join()
+        error, self._error = self._error, None
+        if error is not None:
+            raise error
+
+
 class SourceStore:
     """Reads and writes the source db. Writers are idempotent: ids are content-addressed."""
 
     def __init__(self, db: sqlite_utils.Database) -> None:
         self.db = db
+        self._indexer: _Indexer | None = None
 
     @classmethod
     def open(cls, path: Path | str) -> SourceStore:
@@ -96,6 +138,7 @@ class SourceStore:
         """
         conn = self.db.conn
         counts = ImportCounts()
+        self._wait_for_index()
         existed = self._existing_conversations([c.id for c, _ in batch])
         cursor = conn.executemany(
             "INSERT OR IGNORE INTO conversations (id, source_id, external_id, title, created_at,"
@@ -108,7 +151,7 @@ class SourceStore:
             counts.messages_updated = self._refresh(old)
         messages = [m for _, ms in batch for m in ms]
         if messages:
-            with self._bulk_fts():
+            with self._indexed_in_bulk():
                 cursor = conn.executemany(
                     "INSERT OR IGNORE INTO messages (id, conversation_id, parent_id, external_id,"
                     " role, author, text, parts, created_at, position, on_current_branch,"
@@ -165,16 +208,57 @@ class SourceStore:
         conn.execute("DROP TRIGGER messages_ai")
         try:
             yield
-            conn.execute(
-                "INSERT INTO messages_fts(rowid, text) SELECT rowid, text FROM messages"
-                " WHERE rowid > ?", [before],
-            )
+            conn.execute(_FTS_INDEX_NEW, [before])
         finally:
             conn.execute(row[0])
+
+    @contextmanager
+    def bulk_import(self) -> Iterator[None]:
+        """Inside a transaction: FTS-index each batch of new messages on a background thread.
+
+        As :meth:`_bulk_fts`, but the insert trigger stays dropped until the block ends, and
+        each batch's index statement runs on a thread while the caller converts its next
+        batch (sqlite3 releases the GIL for the whole statement). The connection is used by
+        one thread at a time: every write waits for the previous indexing to finish, and so
+        does the end of the block, which re-raises an indexing error. Outside a transaction
+        (or without the trigger) it does nothing special.
+        """
+        conn = self.db.conn
+        row = conn.execute(
+            "SELECT sql FROM sqlite_master WHERE type = 'trigger' AND name = 'messages_ai'"
+        ).fetchone()
+        if not conn.in_transaction or row is None or self._indexer is not None:
+            yield
+            return
+        conn.execute("DROP TRIGGER messages_ai")
+        self._indexer = _Indexer(conn)
+        try:
+            yield
+            self._wait_for_index()
+        finally:
+            indexer, self._indexer = self._indexer, None
+            indexer.join()  # never touch the connection while the thread uses it
+            conn.execute(row[0])
+
+    @contextmanager
+    def _indexed_in_bulk(self) -> Iterator[None]:
+        if self._indexer is None:
+            with self._bulk_fts():
+                yield
+            return
+        conn = self.db.conn
+        before = conn.execute("SELECT COALESCE(MAX(rowid), 0) FROM messages").fetchone()[0]
+        yield
+        self._indexer.start(before)
+
+    def _wait_for_index(self) -> None:
+        if self._indexer is not None:
+            self._indexer.wait()
 
     def add_quarantine(self, source: Source, record: QuarantinedRecord) -> bool:
         from ontology import stable_id
 
+        self._wait_for_index()
         rid = stable_id("q", source.sha256, record.record, record.reason)
         cursor = self.db.conn.execute(
             "INSERT OR IGNORE INTO quarantine (id, source_path, source_sha256, record, reason,"
