@@ -178,29 +178,37 @@ class CypherGraph:
             split_from=self._linked(concept_id, "SPLIT_INTO", False),
         )
 
-    def as_of(self, at: str) -> AsOfState:
+    def as_of(self, at: str, believed_at: str) -> AsOfState:
+        # World time `at`: the concept had been seen (first_seen) and the relation held
+        # (valid_at <= at < invalid_at). System time `believed_at`: what the memory held then
+        # (created_at <= believed_at < expired_at; the concept's latest revision by then).
+        params = {"at": at, "believed": believed_at}
         concepts = []
         rows = self._read(
-            "MATCH (c:Concept) WHERE c.created_at <= $at RETURN c.id AS id, c.title AS title, "
+            "MATCH (c:Concept) WHERE c.created_at <= $believed "
+            "AND (c.first_seen IS NULL OR c.first_seen <= $at) "
+            "RETURN c.id AS id, c.title AS title, "
             "c.state AS state, c.revision_count AS revision_count, c.revisions AS revisions",
-            {"at": at},
+            params,
         )
         for r in rows:
-            known = [v for v in json.loads(r["revisions"] or "[]") if v["written_at"] <= at]
+            known = [
+                v for v in json.loads(r["revisions"] or "[]") if v["written_at"] <= believed_at
+            ]
             last = max(known, key=lambda v: v["revision"]) if known else None
             concepts.append(AsOfConcept(
                 r["id"], last["title"] if last else r["title"],
                 last["state"] if last else r["state"], last["revision"] if last else 0,
             ))
         rels = self._read(
-            "MATCH (a:Concept)-[r:RELATES]->(b:Concept) WHERE r.created_at <= $at "
-            "AND (r.expired_at IS NULL OR r.expired_at > $at) "
+            "MATCH (a:Concept)-[r:RELATES]->(b:Concept) WHERE r.created_at <= $believed "
+            "AND (r.expired_at IS NULL OR r.expired_at > $believed) "
             "AND (r.valid_at IS NULL OR r.valid_at <= $at) "
             "AND (r.invalid_at IS NULL OR r.invalid_at > $at) "
             "RETURN r.id AS id, a.id AS src, b.id AS dst, r.relation AS relation, "
             "r.confidence AS confidence, r.valid_at AS valid_at, r.invalid_at AS invalid_at, "
             "r.created_at AS created_at, r.expired_at AS expired_at",
-            {"at": at},
+            params,
         )
         relations = [
             AsOfRelation(r["id"], r["src"], r["dst"], r["relation"], float(r["confidence"]),
@@ -208,6 +216,6 @@ class CypherGraph:
             for r in rels
         ]
         return AsOfState(
-            at, tuple(sorted(concepts, key=lambda c: c.concept_id)),
+            at, believed_at, tuple(sorted(concepts, key=lambda c: c.concept_id)),
             tuple(sorted(relations, key=lambda r: r.relation_id)),
         )

@@ -326,8 +326,9 @@ class AsOfRelation:
 
 @dataclass(frozen=True)
 class AsOfState:
-    """Concepts that existed and relations that were true and believed at ``at``."""
+    """Concepts and relations that held at world time ``at``, as believed at ``believed_at``."""
 
     at: str
+    believed_at: str
     concepts: tuple[AsOfConcept, ...]
     relations: tuple[AsOfRelation, ...]

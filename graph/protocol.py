@@ -80,8 +80,14 @@ class GraphStore(Protocol):
     def concept_history(self, concept_id: str) -> ConceptHistory | None:
         """Revisions plus merges and splits in and out; None if the concept is unknown."""
 
-    def as_of(self, at: str) -> AsOfState:
-        """Concepts created by ``at`` and relations valid and believed at ``at``."""
+    def as_of(self, at: str, believed_at: str) -> AsOfState:
+        """What held at world time ``at``, as the memory believed it at system time ``believed_at``.
+
+        Concepts first seen by ``at`` and known by ``believed_at`` (their latest revision then);
+        relations valid at ``at`` (valid_at/invalid_at) and recorded, not yet expired, at
+        ``believed_at`` (created_at/expired_at). ``believed_at = at`` asks what was believed then;
+        ``believed_at = now`` asks what we now know held then.
+        """
 
     def run_cypher(self, query: str, params: Mapping[str, Any] | None = None) -> list[Row]:
         """A read/write passthrough; user input goes in ``params`` only."""

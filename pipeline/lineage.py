@@ -24,6 +24,7 @@ from graph import (
 )
 from pipeline.errors import ConfigurationError
 from pipeline.settings import Settings
+from staging.db import utc_now
 from staging.projection import canonical_time
 
 __all__ = [
@@ -113,17 +114,32 @@ def concept_history(
     return _ask(settings, backend, ask)
 
 
-def state_as_of(settings: Settings, timestamp: str, backend: str | None = None) -> AsOfState:
-    """Concepts and relations valid and believed at ``timestamp`` (ISO-8601; naive = UTC)."""
+def state_as_of(
+    settings: Settings,
+    timestamp: str,
+    backend: str | None = None,
+    believed_at: str | None = None,
+) -> AsOfState:
+    """What held at world time ``timestamp``, as believed at ``believed_at`` (default: now).
+
+    Both are ISO-8601 (naive = UTC). Pass ``believed_at=timestamp`` for what the memory believed
+    back then; the default answers with everything known now.
+    """
+    at = _timestamp(timestamp)
+    believed = _timestamp(believed_at or utc_now())
+    return _ask(settings, backend, lambda g: g.as_of(at, believed))
+
+
+def _timestamp(value: str) -> str:
     try:
-        at = canonical_time(timestamp)
+        at = canonical_time(value)
     except ValueError as exc:
         raise ConfigurationError(
-            f"not an ISO-8601 timestamp: {timestamp!r}", "e.g. 2024-03-01 or 2024-03-01T12:00Z"
+            f"not an ISO-8601 timestamp: {value!r}", "e.g. 2024-03-01 or 2024-03-01T12:00Z"
         ) from exc
     if at is None:
         raise ConfigurationError("empty timestamp", "e.g. 2024-03-01T12:00:00Z")
-    return _ask(settings, backend, lambda g: g.as_of(at))
+    return at
 
 
 def parse_params(pairs: Sequence[str]) -> dict[str, Any]:

@@ -69,10 +69,23 @@ def history(ctx: typer.Context, concept_id: str, as_json: AsJson = False,
 
 
 @group.command("as-of")
-def as_of(ctx: typer.Context, timestamp: str, as_json: AsJson = False,
-          backend: Backend = None) -> None:
-    """Concepts and relations valid and believed at TIMESTAMP (ISO-8601, UTC if naive)."""
-    _emit(lineage.state_as_of(settings_from(ctx), timestamp, _name(backend)), as_json)
+def as_of(
+    ctx: typer.Context,
+    timestamp: str,
+    believed_at: Annotated[
+        str | None,
+        typer.Option("--believed-at", help="System time of the belief (default: now)."),
+    ] = None,
+    then: Annotated[
+        bool, typer.Option("--then", help="As believed at TIMESTAMP itself.")
+    ] = False,
+    as_json: AsJson = False,
+    backend: Backend = None,
+) -> None:
+    """What held at TIMESTAMP (world time), as known now or --believed-at (ISO-8601; UTC)."""
+    believed = timestamp if then else believed_at
+    state = lineage.state_as_of(settings_from(ctx), timestamp, _name(backend), believed)
+    _emit(state, as_json)
 
 
 def cypher(

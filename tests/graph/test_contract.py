@@ -94,11 +94,26 @@ def test_as_of_is_bitemporal(
     synced: Synced, at: str, relations: set[str], rust_title: str | None
 ) -> None:
     graph, built = synced
-    state = graph.as_of(at)
+    state = graph.as_of(at, believed_at=at)
     names = {v: k for k, v in built.relations.items()}
     assert {names[r.relation_id] for r in state.relations} == relations
     titles = {c.concept_id: c.title for c in state.concepts}
     assert titles.get(built.concepts["rust"]) == rust_title
+
+
+def test_as_of_separates_world_time_from_system_time(synced: Synced) -> None:
+    graph, built = synced
+    names = {v: k for k, v in built.relations.items()}
+    at = "2024-03-15T00:00:00.000000+00:00"
+    then = graph.as_of(at, believed_at=at)
+    now = graph.as_of(at, believed_at="2030-01-01T00:00:00.000000+00:00")
+    # r2 was believed on 2024-03-15 but has since been retracted (expired_at): known-now drops it.
+    assert {names[r.relation_id] for r in then.relations} == {"r2", "r3"}
+    assert {names[r.relation_id] for r in now.relations} == {"r3"}
+    assert (then.at, then.believed_at) == (at, at)
+    # Nothing had been seen in the world before the first evidence, whatever we know now.
+    assert graph.as_of("2023-06-01T00:00:00.000000+00:00",
+                       believed_at="2030-01-01T00:00:00.000000+00:00").concepts == ()
 
 
 def test_hostile_values_are_inert(synced: Synced) -> None:

@@ -82,8 +82,10 @@ def test_other_lineage_commands(
     assert [w["offset"] for w in json.loads(capsys.readouterr().out)] == [-1, 0, 1]
     assert cli(settings, "lineage", "history", rust, "--json") == 0
     assert len(json.loads(capsys.readouterr().out)["revisions"]) == 2
+    assert cli(settings, "lineage", "as-of", "2024-03-15", "--then", "--json") == 0
+    assert len(json.loads(capsys.readouterr().out)["relations"]) == 2  # believed back then
     assert cli(settings, "lineage", "as-of", "2024-03-15", "--json") == 0
-    assert len(json.loads(capsys.readouterr().out)["relations"]) == 2
+    assert len(json.loads(capsys.readouterr().out)["relations"]) == 1  # one since retracted
 
 
 def test_cypher_takes_values_only_as_parameters(
