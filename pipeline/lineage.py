@@ -31,6 +31,7 @@ __all__ = [
     "as_json",
     "concept_evidence",
     "concept_history",
+    "distinct_spans",
     "message_concepts",
     "message_window",
     "parse_params",
@@ -72,9 +73,24 @@ def concept_evidence(
     """Verbatim evidence for a concept: quote, offsets, message, conversation, time, role."""
     def ask(graph: GraphStore) -> list[EvidenceRow]:
         _require(graph, "Concept", concept_id)
-        return graph.evidence_for_concept(concept_id)
+        return distinct_spans(graph.evidence_for_concept(concept_id))
 
     return _ask(settings, backend, ask)
+
+
+def distinct_spans(rows: Sequence[EvidenceRow]) -> list[EvidenceRow]:
+    """One row per (message, start, end), the most confident; order kept.
+
+    A merge moves the merged concepts' evidence to the survivor, so two concepts that quoted the
+    same sentence leave two evidence rows for one span; the history keeps both, lineage shows one.
+    """
+    best: dict[tuple[str, int, int], EvidenceRow] = {}
+    for row in rows:
+        key = (row.message_id, row.start, row.end)
+        if key not in best or row.confidence > best[key].confidence:
+            best[key] = row
+    keep = {id(row) for row in best.values()}
+    return [row for row in rows if id(row) in keep]
 
 
 def message_concepts(
