@@ -14,7 +14,7 @@ from typing import Any
 
 import sqlite_utils
 
-from ontology import ContentPart, Conversation, Message, Source
+from ontology import ContentPart, Conversation, Message, Source, stable_id
 from staging.db import apply_migrations, open_database, utc_now
 from staging.source_schema import SOURCE_MIGRATIONS
 
@@ -256,8 +256,6 @@ class SourceStore:
             self._indexer.wait()
 
     def add_quarantine(self, source: Source, record: QuarantinedRecord) -> bool:
-        from ontology import stable_id
-
         self._wait_for_index()
         rid = stable_id("q", source.sha256, record.record, record.reason)
         cursor = self.db.conn.execute(
