@@ -15,7 +15,14 @@ Error policy (two levels):
 * **Record-level errors are quarantined**: a conversation or JSON line that cannot be converted
   inside an otherwise readable file is written to the ``quarantine`` table with the file, the
   record (index/line and id) and the reason, and every other record is stored. A re-import
-  does not duplicate quarantine rows.
+  does not duplicate quarantine rows. A record nested deeper than ``import_max_depth`` is
+  quarantined the same way (it is cut while streaming, so it never exhausts memory); a record
+  larger than ``import_max_record_mb`` stops the file (a JSON line that large is quarantined).
+* **Value-level problems are repaired and recorded**: a timestamp that is present but cannot
+  be a time (NaN, ``1e20``, negative, year 9999, not a number or string) is stored as null and
+  kept in the row's ``metadata.invalid_time`` (value and reason); a lone surrogate (half an
+  emoji) becomes U+FFFD. Each repair is a row of the ``repairs`` table (file, record, path,
+  reason; the original code point or value is in the reason).
 
 Ids are content-addressed (see :mod:`pipeline.importers.base`), so re-importing a file adds no
 rows, and a newer export of the same account adds only its new conversations and messages
@@ -37,9 +44,17 @@ from typing import IO, Protocol
 
 from ontology import Conversation, Message, Source, stable_id
 from pipeline.errors import InputFileError
-from pipeline.importers import READERS, Detected, ImportContext, Parsed, detect, iter_records
+from pipeline.importers import (
+    READERS,
+    Detected,
+    ImportContext,
+    Limits,
+    Parsed,
+    detect,
+    iter_records,
+)
 from pipeline.settings import Settings
-from staging import ImportCounts, QuarantinedRecord, SourceStore, transaction
+from staging import ImportCounts, QuarantinedRecord, RepairedValue, SourceStore, transaction
 
 __all__ = [
     "ExportInput",
@@ -79,7 +94,8 @@ class IngestReport:
         lines = [
             f"Ingested {len(self.files)} file(s): {t.sources} new source(s),"
             f" {t.conversations} new conversation(s), {t.messages} new message(s)"
-            f" ({t.messages_updated} updated), {len(t.rejected)} record(s) quarantined"
+            f" ({t.messages_updated} updated), {len(t.rejected)} record(s) quarantined,"
+            f" {len(t.repaired)} value(s) repaired"
         ]
         for item in self.files:
             c = item.counts
@@ -88,6 +104,7 @@ class IngestReport:
                 f" +{c.messages} messages, {len(c.rejected)} quarantined"
             )
             lines.extend(f"    quarantined {r.record}: {r.reason}" for r in c.rejected[:10])
+            lines.extend(f"    repaired {r.record} {r.path}: {r.reason}" for r in c.repaired[:10])
         return "\n".join(lines)
 
 
@@ -186,22 +203,46 @@ class _Batch:
             self.items, self.size = [], 0
 
 
+def _time_repairs(parsed: Parsed) -> Iterator[RepairedValue]:
+    """The timestamps the importer stored as null (recorded in ``metadata.invalid_time``)."""
+    conversation = parsed.conversation
+    record = f"conversation {conversation.external_id}"
+    for owner, metadata in [("conversation", conversation.metadata)] + [
+        (f"message {m.external_id}", m.metadata) for m in parsed.messages
+        if "invalid_time" in m.metadata
+    ]:
+        for name, bad in (metadata.get("invalid_time") or {}).items():
+            reason = f"timestamp {bad['value']!r}: {bad['reason']}; stored as null"
+            yield RepairedValue(record, f"{owner}.{name}", reason)
+
+
 def _store_records(
     store: SourceStore, source: Source, ctx: ImportContext, f: IO[bytes],
-    detected: Detected, on_progress: _Progress,
+    detected: Detected, on_progress: _Progress, limits: Limits,
 ) -> ImportCounts:
     counts = ImportCounts(sources=int(store.add_source(source)))
     batch = _Batch(store, counts)
-    records = iter_records(Path(source.path), f, detected.container)
+    repairs: list[RepairedValue] = []
+    records = iter_records(Path(source.path), f, detected.container, limits, repairs)
     for item in READERS[source.format](records, ctx):
         if isinstance(item, QuarantinedRecord):
             counts.quarantined += int(store.add_quarantine(source, item))
             counts.rejected.append(item)
         else:
             batch.add(item)
+            repairs.extend(_time_repairs(item))
+        if repairs:
+            for repair in repairs:
+                store.add_repair(source, repair)
+            counts.repaired.extend(repairs)
+            repairs.clear()
         on_progress(f.tell())
     batch.flush()
     return counts
+
+
+def _limits(settings: Settings) -> Limits:
+    return Limits(settings.import_max_depth, settings.import_max_record_mb << 20)
 
 
 def ingest_file(
@@ -212,7 +253,8 @@ def ingest_file(
     if isinstance(export, Path):
         export = _file_input(export)
     name = Path(export.name)
-    detected = detect(name, format_name, export.open)
+    limits = _limits(settings)
+    detected = detect(name, format_name, export.open, limits)
     sha = sha256_file(export)
     stored_path = export.name if "!" in export.name else str(name.resolve())
     source = Source(
@@ -225,7 +267,7 @@ def ingest_file(
                         family=detected.format)
     try:
         with _gc_paused(), export.open() as f, transaction(store.db), store.bulk_import():
-            counts = _store_records(store, source, ctx, f, detected, on_progress)
+            counts = _store_records(store, source, ctx, f, detected, on_progress, limits)
     except OSError as exc:
         raise InputFileError(export.name, "file", f"cannot read ({exc})") from exc
     return FileReport(export.name, detected.format, sha, source.id, counts)

@@ -26,6 +26,10 @@ class Settings(BaseSettings):
     user_scope: str = "default-user"
     assistant_scope: str = "default-assistant"
 
+    # -- import limits (hostile input: deeper records are quarantined, larger ones refused) ----
+    import_max_depth: int = Field(default=128, ge=8)
+    import_max_record_mb: int = Field(default=256, ge=1)
+
     # -- segmentation -----------------------------------------------------------------------
     segment_max_tokens: int = 1200
     segment_overlap_messages: int = 1

@@ -18,7 +18,7 @@ from ontology import ContentPart, Conversation, Message, Source, stable_id
 from staging.db import apply_migrations, open_database, utc_now
 from staging.source_schema import SOURCE_MIGRATIONS
 
-__all__ = ["ImportCounts", "QuarantinedRecord", "SourceStore"]
+__all__ = ["ImportCounts", "QuarantinedRecord", "RepairedValue", "SourceStore"]
 
 
 @dataclass(frozen=True)
@@ -30,6 +30,18 @@ class QuarantinedRecord:
     excerpt: str
 
 
+@dataclass(frozen=True)
+class RepairedValue:
+    """A value changed or dropped while importing a record that was kept: where and why.
+
+    ``path`` locates the value (a JSON path in the raw record, or ``message <id>.<field>``).
+    """
+
+    record: str
+    path: str
+    reason: str
+
+
 @dataclass
 class ImportCounts:
     sources: int = 0
@@ -38,6 +50,7 @@ class ImportCounts:
     messages_updated: int = 0
     quarantined: int = 0
     rejected: list[QuarantinedRecord] = field(default_factory=list)
+    repaired: list[RepairedValue] = field(default_factory=list)
 
     def add(self, other: ImportCounts) -> None:
         self.sources += other.sources
@@ -46,6 +59,7 @@ class ImportCounts:
         self.messages_updated += other.messages_updated
         self.quarantined += other.quarantined
         self.rejected.extend(other.rejected)
+        self.repaired.extend(other.repaired)
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -266,9 +280,21 @@ class SourceStore:
         )
         return cursor.rowcount > 0
 
+    def add_repair(self, source: Source, repair: RepairedValue) -> bool:
+        """Record a repaired value (idempotent: a re-import adds no row)."""
+        self._wait_for_index()
+        rid = stable_id("r", source.sha256, repair.record, repair.path, repair.reason)
+        cursor = self.db.conn.execute(
+            "INSERT OR IGNORE INTO repairs (id, source_path, source_sha256, record, path, reason,"
+            " created_at) VALUES (?,?,?,?,?,?,?)",
+            [rid, source.path, source.sha256, repair.record, repair.path, repair.reason,
+             utc_now()],
+        )
+        return cursor.rowcount > 0
+
     # -- reading -----------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
-        tables = ("sources", "conversations", "messages", "quarantine")
+        tables = ("sources", "conversations", "messages", "quarantine", "repairs")
         return {name: self.db[name].count for name in tables}
 
     def sources(self) -> list[Source]:

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable, Iterator
 from pipeline.importers import chatgpt, claude, jsonl, locomo, openwebui
 from pipeline.importers.base import ImportContext, Parsed, RecordError
 from pipeline.importers.detect import FORMAT_NAMES, Detected, detect, iter_records
+from pipeline.importers.guard import Limits
 from staging import QuarantinedRecord
 
 __all__ = [
@@ -19,6 +20,7 @@ __all__ = [
     "READERS",
     "Detected",
     "ImportContext",
+    "Limits",
     "Parsed",
     "Reader",
     "RecordError",

@@ -1,0 +1,343 @@
+"""Bounds on hostile JSON while it streams: nesting depth, record size, lone surrogates.
+
+ijson builds a prefix string per nesting level, so memory grows with depth squared (100,000
+nested ``[`` took 24 GB), and ``json`` recurses until ``RecursionError``. :class:`GuardedReader`
+sits between the file and ijson and scans each chunk's bytes before ijson sees them:
+
+* **Depth.** Brackets outside strings are counted with C-speed byte operations (escapes
+  dropped, then strings, then everything but brackets); only a chunk that nests deeper than
+  ``max_depth`` is walked token by token. The too-deep value is replaced in the stream by a
+  placeholder string, so ijson never goes deeper; the record holding it is quarantined
+  (:func:`settle` finds the placeholder).
+* **Size.** A record (array item, or the whole object) larger than ``max_record_bytes`` stops
+  the file with :class:`RecordTooLarge` (the bytes already given to ijson cannot be taken back).
+* **Lone surrogates.** ijson's C backend turns ``\\ud800`` into ``?`` and ``\\udc80`` into
+  invalid UTF-8. A lone surrogate escape is rewritten to a tagged marker that
+  :func:`settle` turns into U+FFFD, recording the original code point.
+
+:func:`too_deep` and :func:`settle` serve JSON lines too (``json.loads`` keeps lone
+surrogates as they are; :func:`settle` replaces them the same way).
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import IO
+
+__all__ = [
+    "DEFAULT_LIMITS",
+    "MAX_DEPTH",
+    "MAX_RECORD_BYTES",
+    "GuardedReader",
+    "Limits",
+    "RecordTooLarge",
+    "Settled",
+    "settle",
+    "too_deep",
+]
+
+MAX_DEPTH = 128
+"""Deepest nesting kept (real exports stay under ~20 levels)."""
+MAX_RECORD_BYTES = 256 << 20
+"""Largest record (conversation, or JSON line) read into memory."""
+
+_KEEP = b'"[]{}'
+_DROP = bytes(b for b in range(256) if b not in _KEEP)
+_DELTA = [0] * 256
+_DELTA[ord("[")] = _DELTA[ord("{")] = 1
+_DELTA[ord("]")] = _DELTA[ord("}")] = -1
+_OUTSIDE = re.compile(rb'["\[\]{}]')
+_INSIDE = re.compile(rb'["\\]')
+# a trailing backslash run, a partial \u escape, or a high surrogate whose low half may follow
+_TAIL = re.compile(rb"\\+(?:u[0-9a-fA-F]{0,3})?\Z|\\+u[dD][89abAB][0-9a-fA-F]{2}\Z")
+_SURROGATE = re.compile(
+    rb"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+    rb"|\\u([dD][89a-fA-F][0-9a-fA-F]{2})"
+)
+_LONE = re.compile("[\ud800-\udfff]")
+_CHECK_FROM = 1 << 20
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_depth: int = MAX_DEPTH
+    max_record_bytes: int = MAX_RECORD_BYTES
+
+
+DEFAULT_LIMITS = Limits()
+
+
+class RecordTooLarge(ValueError):
+    """A record is larger than ``Limits.max_record_bytes``."""
+
+    def __init__(self, limit: int) -> None:
+        self.reason = f"record larger than {limit:,} bytes (the limit for one record)"
+        super().__init__(self.reason)
+
+
+@dataclass
+class _State:
+    depth: int = 0
+    in_string: bool = False
+    escaped: bool = False
+    skip_to: int | None = None  # while cutting a too-deep value: the depth that ends it
+
+
+def _brackets(chunk: bytes, state: _State) -> bytes:
+    """The brackets of ``chunk`` that are outside strings; advances the string state."""
+    if state.escaped and chunk:
+        chunk = chunk[1:]
+    state.escaped = False
+    if b"\\" in chunk:
+        chunk = chunk.replace(b"\\\\", b"")
+        state.escaped = chunk.endswith(b"\\")
+        chunk = chunk.replace(b'\\"', b"")
+    small = chunk.translate(None, _DROP).replace(b'""', b"")
+    if b'"' in small:
+        pieces = small.split(b'"')
+        outside = pieces[1::2] if state.in_string else pieces[::2]
+        state.in_string ^= bool((len(pieces) - 1) & 1)
+        small = b"".join(outside)
+    return small
+
+
+def _extremes(depth: int, brackets: bytes) -> tuple[int, int]:
+    """(lowest, highest) running depth over ``brackets`` starting at ``depth``."""
+    running = list(itertools.accumulate(map(_DELTA.__getitem__, brackets), initial=depth))
+    return min(running), max(running)
+
+
+def too_deep(text: bytes, limit: int = MAX_DEPTH) -> bool:
+    """Whether one JSON text nests deeper than ``limit`` (brackets in strings do not count)."""
+    if text.count(b"[") + text.count(b"{") <= limit:  # an upper bound on the depth
+        return False
+    return _extremes(0, _brackets(text, _State()))[1] > limit
+
+
+@dataclass
+class _Edits:
+    """What the reader changed in the stream, until :func:`settle` finds it in a record."""
+
+    token: str = field(default_factory=lambda: secrets.token_hex(8))
+    cuts: list[int] = field(default_factory=list)  # file offsets of cut values
+    surrogates: int = 0
+
+    @property
+    def cut_text(self) -> str:
+        return f"\ue000{self.token}:cut"
+
+    @property
+    def pending(self) -> bool:
+        return bool(self.cuts or self.surrogates)
+
+
+class GuardedReader:
+    """A binary reader that bounds depth and record size and tags lone surrogates.
+
+    ``record_depth`` is the depth at which records live: 1 for an array of records, 0 for a
+    file that is one record.
+    """
+
+    def __init__(self, raw: IO[bytes], limits: Limits, record_depth: int) -> None:
+        self.raw, self.limits, self.record_depth = raw, limits, record_depth
+        self.edits = _Edits()
+        self._state = _State()
+        self._held = b""
+        self._offset = 0  # bytes of the file scanned so far
+        self._record_bytes = 0
+
+    def tell(self) -> int:
+        return self.raw.tell()
+
+    def read(self, size: int = -1) -> bytes:
+        if size == 0:
+            return b""
+        while True:
+            data = self.raw.read(size if size > 0 else 1 << 16)
+            chunk = self._held + data
+            if not data:
+                self._held = b""
+                return self._process(chunk) if chunk else b""
+            self._held = b""
+            match = _TAIL.search(chunk, max(0, len(chunk) - 16))
+            if match is not None:
+                start = match.start()
+                while start > 0 and chunk[start - 1] == 0x5C:  # the whole backslash run
+                    start -= 1
+                chunk, self._held = chunk[:start], chunk[start:]
+            out = self._process(chunk) if chunk else b""
+            if out:
+                return out
+
+    def _process(self, chunk: bytes) -> bytes:
+        if b"\\ud" in chunk or b"\\uD" in chunk:
+            chunk = self._tag_surrogates(chunk)
+        state = self._state
+        scan = _State(state.depth, state.in_string, state.escaped, state.skip_to)
+        brackets = _brackets(chunk, scan)
+        opens = brackets.count(b"[") + brackets.count(b"{")
+        scan.depth = state.depth + 2 * opens - len(brackets)
+        self._track_size(len(chunk), state.depth, scan.depth, brackets)
+        calm = state.skip_to is None and state.depth + opens <= self.limits.max_depth
+        if not calm:
+            low, high = _extremes(state.depth, brackets)
+            if state.skip_to is not None and low > state.skip_to:  # all inside the cut value
+                self._state, self._offset = scan, self._offset + len(chunk)
+                return b""
+            calm = state.skip_to is None and high <= self.limits.max_depth
+        if calm:
+            self._state, self._offset = scan, self._offset + len(chunk)
+            return chunk
+        out = self._cut(chunk)
+        self._offset += len(chunk)
+        return out
+
+    def _track_size(self, size: int, start: int, end: int, brackets: bytes) -> None:
+        """Bytes of the current record; checked per chunk once it passes 1 MiB."""
+        self._record_bytes += size
+        if end <= self.record_depth:
+            self._record_bytes = 0
+        elif self._record_bytes > _CHECK_FROM:
+            if _extremes(start, brackets)[0] <= self.record_depth:  # a record ended in here
+                self._record_bytes = size
+            elif self._record_bytes > self.limits.max_record_bytes:
+                raise RecordTooLarge(self.limits.max_record_bytes)
+
+    def _tag_surrogates(self, chunk: bytes) -> bytes:
+        tag = b"\\ue000" + self.edits.token.encode()
+
+        def replace(match: re.Match[bytes]) -> bytes:
+            if match.group(1) is None:
+                return match.group(0)
+            self.edits.surrogates += 1
+            return tag + match.group(1)
+
+        head = 1 if self._state.escaped else 0
+        return chunk[:head] + _SURROGATE.sub(replace, chunk[head:])
+
+    def _cut(self, chunk: bytes) -> bytes:
+        """Token walk of one chunk: replace values deeper than the limit by a placeholder."""
+        state, pieces = self._state, []
+        emit_from: int | None = None if state.skip_to is not None else 0
+        pos, end = 0, len(chunk)
+        while pos < end:
+            if state.escaped:
+                state.escaped, pos = False, pos + 1
+            elif state.in_string:
+                match = _INSIDE.search(chunk, pos)
+                if match is None:
+                    break
+                pos = match.end()
+                state.escaped = match.group() == b"\\"
+                state.in_string = state.escaped
+            else:
+                match = _OUTSIDE.search(chunk, pos)
+                if match is None:
+                    break
+                pos, emit_from = match.end(), self._structural(chunk, match, emit_from, pieces)
+        if emit_from is not None:
+            pieces.append(chunk[emit_from:])
+        return b"".join(pieces)
+
+    def _structural(
+        self, chunk: bytes, match: re.Match[bytes], emit_from: int | None, pieces: list[bytes]
+    ) -> int | None:
+        state, char = self._state, match.group()
+        if char == b'"':
+            state.in_string = True
+        elif char in (b"[", b"{"):
+            state.depth += 1
+            if state.skip_to is None and state.depth > self.limits.max_depth:
+                assert emit_from is not None
+                pieces.append(chunk[emit_from:match.start()])
+                pieces.append(f'"{self.edits.cut_text}"'.encode())
+                self.edits.cuts.append(self._offset + match.start())
+                state.skip_to = state.depth - 1
+                return None
+        else:
+            state.depth -= 1
+            if state.skip_to is not None and state.depth == state.skip_to:
+                state.skip_to = None
+                return match.end()
+        return emit_from
+
+
+@dataclass
+class Settled:
+    """A record after :func:`settle`: the value, whether a value was cut, what was replaced."""
+
+    value: object
+    cuts: int = 0
+    cut_at: int | None = None  # file offset of the first cut value
+    repairs: list[tuple[str, str]] = field(default_factory=list)  # (path, what was done)
+
+
+def _fixer(edits: _Edits | None) -> Callable[[str], tuple[str, list[str]]]:
+    if edits is None:
+        pattern = _LONE
+
+        def found(match: re.Match[str]) -> str:
+            return f"\\u{ord(match.group()):04x}"
+    else:
+        pattern = re.compile("\ue000" + edits.token + "([0-9a-fA-F]{4})")
+
+        def found(match: re.Match[str]) -> str:
+            return "\\u" + match.group(1).lower()
+
+    def fix(text: str) -> tuple[str, list[str]]:
+        notes: list[str] = []
+
+        def replace(match: re.Match[str]) -> str:
+            notes.append(f"lone surrogate {found(match)} at offset {match.start()}")
+            return "\ufffd"
+
+        return pattern.sub(replace, text), notes
+
+    return fix
+
+
+def settle(value: object, edits: _Edits | None = None) -> Settled:
+    """Find cut placeholders and lone surrogates in one parsed record.
+
+    ``edits`` is the reader's :attr:`GuardedReader.edits` (ijson) or None (``json.loads``,
+    whose strings hold the lone surrogates themselves). Each lone surrogate becomes U+FFFD and
+    is listed in ``repairs`` with its JSON path, code point and offset.
+    """
+    settled = Settled(value)
+    fix = _fixer(edits)
+    cut_text = edits.cut_text if edits is not None else None
+    settled.value = _walk(value, "$", fix, cut_text, settled)
+    if edits is not None:
+        if settled.cuts:
+            settled.cut_at = edits.cuts[0] if edits.cuts else None
+            del edits.cuts[: settled.cuts]
+        edits.surrogates = max(0, edits.surrogates - len(settled.repairs))
+    return settled
+
+
+def _walk(
+    value: object, path: str, fix: Callable[[str], tuple[str, list[str]]],
+    cut_text: str | None, settled: Settled,
+) -> object:
+    if isinstance(value, str):
+        if value == cut_text:
+            settled.cuts += 1
+            return value
+        fixed, notes = fix(value)
+        settled.repairs.extend((path, f"{note} replaced by U+FFFD") for note in notes)
+        return fixed
+    if isinstance(value, list):
+        return [_walk(item, f"{path}[{i}]", fix, cut_text, settled)
+                for i, item in enumerate(value)]
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            new_key = _walk(key, f"{path}.<key>", fix, None, settled) if isinstance(key, str) \
+                else key
+            out[new_key] = _walk(item, f"{path}.{new_key}", fix, cut_text, settled)
+        return out
+    return value
