@@ -141,9 +141,10 @@ def _from_text(text: str) -> datetime | None:
         parsed = datetime.fromisoformat(text)
     except ValueError:
         try:
-            return _from_number(float(text))
+            number = float(text)
         except ValueError:
             raise BadTime("neither ISO 8601 nor an epoch number") from None
+        return _from_number(number)
     try:
         parsed = parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
     except OverflowError:

@@ -53,7 +53,10 @@ _DELTA[ord("]")] = _DELTA[ord("}")] = -1
 _OUTSIDE = re.compile(rb'["\[\]{}]')
 _INSIDE = re.compile(rb'["\\]')
 # a trailing backslash run, a partial \u escape, or a high surrogate whose low half may follow
-_TAIL = re.compile(rb"\\+(?:u[0-9a-fA-F]{0,3})?\Z|\\+u[dD][89abAB][0-9a-fA-F]{2}\Z")
+_TAIL = re.compile(
+    rb"\\+u[dD][89abAB][0-9a-fA-F]{2}(?:\\+(?:u[0-9a-fA-F]{0,3})?)?\Z"
+    rb"|\\+(?:u[0-9a-fA-F]{0,3})?\Z"
+)
 _SURROGATE = re.compile(
     rb"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
     rb"|\\u([dD][89a-fA-F][0-9a-fA-F]{2})"
@@ -102,6 +105,8 @@ def _brackets(chunk: bytes, state: _State) -> bytes:
         outside = pieces[1::2] if state.in_string else pieces[::2]
         state.in_string ^= bool((len(pieces) - 1) & 1)
         small = b"".join(outside)
+    elif state.in_string:  # the whole chunk is inside one string
+        return b""
     return small
 
 
