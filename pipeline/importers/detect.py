@@ -254,7 +254,7 @@ def _settled(
     """The record with its lone surrogates replaced, or a BadLine if a value was cut."""
     settled = settle(value, reader.edits)
     if settled.cuts:
-        where = f" (at byte {settled.cut_at:,})" if settled.cut_at is not None else ""
+        where = f" (at file offset {settled.cut_at:,})" if settled.cut_at is not None else ""
         reason = f"nested deeper than {reader.limits.max_depth} levels{where}"
         return BadLine(reason, _excerpt(settled.value))
     repairs.extend(RepairedValue(label, where, what) for where, what in settled.repairs)

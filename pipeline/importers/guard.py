@@ -295,9 +295,12 @@ def _fixer(edits: _Edits | None) -> Callable[[str], tuple[str, list[str]]]:
 
     def fix(text: str) -> tuple[str, list[str]]:
         notes: list[str] = []
+        shift = 0  # how much shorter the text before this match has become
 
         def replace(match: re.Match[str]) -> str:
-            notes.append(f"lone surrogate {found(match)} at offset {match.start()}")
+            nonlocal shift
+            notes.append(f"lone surrogate {found(match)} at offset {match.start() - shift}")
+            shift += len(match.group()) - 1
             return "\ufffd"
 
         return pattern.sub(replace, text), notes
