@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,6 +53,8 @@ Container = Literal["array", "lines", "object"]
 FORMAT_NAMES = ("chatgpt", "claude", "jsonl", "sharegpt", "locomo", "openwebui")
 _BOM = b"\xef\xbb\xbf"
 _NOTHING_STORED = "re-export the file or fix it; nothing from this file was stored"
+# json.loads decodes UTF-8-encoded surrogates (invalid UTF-8, but common) with surrogatepass
+_RAW_SURROGATE = re.compile(b"\xed[\xa0-\xbf]")
 _TOO_LARGE = (
     "split the export, or raise CONCEPTMEM_IMPORT_MAX_RECORD_MB; nothing from this file was"
     " stored"
@@ -223,7 +226,7 @@ def _load_line(
         value = json.loads(line)
     except ValueError as exc:
         return BadLine(f"invalid JSON ({exc})", line[:300].decode("utf-8", "replace"))
-    if b"\\ud" in line or b"\\uD" in line:
+    if b"\\ud" in line or b"\\uD" in line or (b"\xed" in line and _RAW_SURROGATE.search(line)):
         settled = settle(value)
         repairs.extend(RepairedValue(label, where, what) for where, what in settled.repairs)
         value = settled.value
