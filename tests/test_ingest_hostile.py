@@ -183,7 +183,7 @@ def test_lone_surrogates_become_replacement_characters_on_record(
 def test_real_non_utf8_is_still_named(settings: Settings, tmp_path: Path) -> None:
     path = write(tmp_path / "latin1.json",
                  json.dumps([chatgpt(1, "@@")]).encode().replace(b"@@", b"caf\xe9"))
-    with pytest.raises(InputFileError, match="invalid bytes in UTF8"):
+    with pytest.raises(InputFileError, match="invalid bytes in UTF8 string"):
         ingest_paths(settings, [path])
 
 

@@ -55,6 +55,7 @@ _BOM = b"\xef\xbb\xbf"
 _NOTHING_STORED = "re-export the file or fix it; nothing from this file was stored"
 # json.loads decodes UTF-8-encoded surrogates (invalid UTF-8, but common) with surrogatepass
 _RAW_SURROGATE = re.compile(b"\xed[\xa0-\xbf]")
+_ESCAPED_SURROGATE = re.compile(rb"\\u[dD]")
 _TOO_LARGE = (
     "split the export, or raise CONCEPTMEM_IMPORT_MAX_RECORD_MB; nothing from this file was"
     " stored"
@@ -140,7 +141,15 @@ def _peek_lines(path: Path, f: IO[bytes], limits: Limits) -> set[str] | None:
 
 
 def _first_line(exc: Exception) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    """The parser's message without the excerpt of the file yajl appends to it."""
+    message = exc.args[0] if exc.args else ""
+    if isinstance(message, bytes):
+        message = message.decode("utf-8", "replace")
+    return (str(message).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def _not_utf8(exc: UnicodeDecodeError) -> str:
+    return f"not UTF-8 (byte {exc.object[exc.start]:#04x} cannot start or continue a character)"
 
 
 def _peek_keys(path: Path, f: IO[bytes], prefix: str, limits: Limits) -> set[str]:
@@ -161,7 +170,7 @@ def _peek_keys(path: Path, f: IO[bytes], prefix: str, limits: Limits) -> set[str
     except RecordTooLarge as exc:
         raise InputFileError(str(path), "record 1", exc.reason, _TOO_LARGE) from exc
     except UnicodeDecodeError as exc:
-        raise InputFileError(str(path), "record 1", f"not UTF-8 ({exc})") from exc
+        raise InputFileError(str(path), "record 1", _not_utf8(exc)) from exc
     return keys
 
 
@@ -226,7 +235,8 @@ def _load_line(
         value = json.loads(line)
     except ValueError as exc:
         return BadLine(f"invalid JSON ({exc})", line[:300].decode("utf-8", "replace"))
-    if b"\\ud" in line or b"\\uD" in line or (b"\xed" in line and _RAW_SURROGATE.search(line)):
+    if (b"\\" in line and _ESCAPED_SURROGATE.search(line)) or (
+            b"\xed" in line and _RAW_SURROGATE.search(line)):
         settled = settle(value)
         repairs.extend(RepairedValue(label, where, what) for where, what in settled.repairs)
         value = settled.value
@@ -293,4 +303,4 @@ def iter_records(
     except RecordTooLarge as exc:
         raise InputFileError(str(path), f"record {index + 1}", exc.reason, _TOO_LARGE) from exc
     except UnicodeDecodeError as exc:
-        raise InputFileError(str(path), f"record {index + 1}", f"not UTF-8 ({exc})") from exc
+        raise InputFileError(str(path), f"record {index + 1}", _not_utf8(exc)) from exc

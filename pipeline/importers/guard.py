@@ -47,9 +47,10 @@ MAX_RECORD_BYTES = 256 << 20
 
 _KEEP = b'"[]{}'
 _DROP = bytes(b for b in range(256) if b not in _KEEP)
+_FOLD = bytes.maketrans(b"{}", b"[]")  # only the depth matters, not the bracket kind
 _DELTA = [0] * 256
-_DELTA[ord("[")] = _DELTA[ord("{")] = 1
-_DELTA[ord("]")] = _DELTA[ord("}")] = -1
+_DELTA[ord("[")] = 1
+_DELTA[ord("]")] = -1
 _OUTSIDE = re.compile(rb'["\[\]{}]')
 _INSIDE = re.compile(rb'["\\]')
 # a trailing backslash run, a partial \u escape, or a high surrogate whose low half may follow
@@ -61,6 +62,7 @@ _SURROGATE = re.compile(
     rb"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
     rb"|\\u([dD][89a-fA-F][0-9a-fA-F]{2})"
 )
+_SURROGATE_HINT = re.compile(rb"\\u[dD]")  # a fast literal search, unlike bytes.__contains__
 _LONE = re.compile("[\ud800-\udfff]")
 _CHECK_FROM = 1 << 20
 
@@ -99,7 +101,7 @@ def _brackets(chunk: bytes, state: _State) -> bytes:
         chunk = chunk.replace(b"\\\\", b"")
         state.escaped = chunk.endswith(b"\\")
         chunk = chunk.replace(b'\\"', b"")
-    small = chunk.translate(None, _DROP).replace(b'""', b"")
+    small = chunk.translate(_FOLD, _DROP).replace(b'""', b"")
     if b'"' in small:
         pieces = small.split(b'"')
         outside = pieces[1::2] if state.in_string else pieces[::2]
@@ -110,17 +112,36 @@ def _brackets(chunk: bytes, state: _State) -> bytes:
     return small
 
 
-def _extremes(depth: int, brackets: bytes) -> tuple[int, int]:
-    """(lowest, highest) running depth over ``brackets`` starting at ``depth``."""
+def _exact(depth: int, brackets: bytes) -> tuple[int, int]:
     running = list(itertools.accumulate(map(_DELTA.__getitem__, brackets), initial=depth))
     return min(running), max(running)
+
+
+def _extremes(depth: int, brackets: bytes) -> tuple[int, int]:
+    """(lowest depth, a bound on the highest) over ``brackets`` (``[``/``]`` only) from
+    ``depth``.
+
+    Removing matched ``[]`` pairs pass after pass leaves ``]]..[[``: the lowest point is the
+    start minus those closers, and every removed group sits at most ``passes`` above the
+    start or the end. Real chunks need a handful of C-speed passes; deep ones are walked.
+    """
+    rest, passes = brackets, 0
+    while b"[]" in rest:
+        rest, passes = rest.replace(b"[]", b""), passes + 1
+        if passes > 32:
+            return _exact(depth, brackets)
+    closers = rest.find(b"[")
+    closers = len(rest) if closers < 0 else closers
+    end = depth + len(rest) - 2 * closers
+    return depth - closers, max(depth, end) + passes
 
 
 def too_deep(text: bytes, limit: int = MAX_DEPTH) -> bool:
     """Whether one JSON text nests deeper than ``limit`` (brackets in strings do not count)."""
     if text.count(b"[") + text.count(b"{") <= limit:  # an upper bound on the depth
         return False
-    return _extremes(0, _brackets(text, _State()))[1] > limit
+    brackets = _brackets(text, _State())
+    return _extremes(0, brackets)[1] > limit and _exact(0, brackets)[1] > limit
 
 
 @dataclass
@@ -179,12 +200,12 @@ class GuardedReader:
                 return out
 
     def _process(self, chunk: bytes) -> bytes:
-        if b"\\ud" in chunk or b"\\uD" in chunk:
+        if b"\\" in chunk and _SURROGATE_HINT.search(chunk):
             chunk = self._tag_surrogates(chunk)
         state = self._state
         scan = _State(state.depth, state.in_string, state.escaped, state.skip_to)
         brackets = _brackets(chunk, scan)
-        opens = brackets.count(b"[") + brackets.count(b"{")
+        opens = brackets.count(b"[")
         scan.depth = state.depth + 2 * opens - len(brackets)
         self._track_size(len(chunk), state.depth, scan.depth, brackets)
         calm = state.skip_to is None and state.depth + opens <= self.limits.max_depth
