@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pipeline.importers.base import BadTime, read_time, timestamp
 from pipeline.importers.guard import GuardedReader, Limits, RecordTooLarge, settle, too_deep
 
 BACKEND: Any = ijson.get_backend("yajl2_c")
@@ -139,3 +140,33 @@ def test_too_deep_ignores_brackets_inside_strings() -> None:
     assert not too_deep(json.dumps({"t": "[" * 500}).encode(), 10)
     assert too_deep(b"[" * 11 + b"]" * 11, 10)
     assert not too_deep(b"[" * 10 + b"]" * 10, 10)
+
+
+@pytest.mark.parametrize(("value", "expected"), [
+    (1_700_000_000, "2023-11-14T22:13:20+00:00"),
+    (1_700_000_000_000, "2023-11-14T22:13:20+00:00"),  # milliseconds
+    (1_700_000_000_000_000, "2023-11-14T22:13:20+00:00"),  # microseconds
+    ("1700000000000000000", "2023-11-14T22:13:20+00:00"),  # nanoseconds, as text
+    ("2023-11-14T23:13:20+01:00", "2023-11-14T22:13:20+00:00"),
+    ("2023-11-14 22:13:20", "2023-11-14T22:13:20+00:00"),  # naive is read as UTC
+    (None, None), ("", None), ("  ", None),
+])
+def test_read_time_accepts(value: object, expected: str | None) -> None:
+    got = read_time(value)
+    assert (got.isoformat() if got else None) == expected
+
+
+@pytest.mark.parametrize(("value", "reason"), [
+    (1e20, "outside 1970-01-01..2999-12-31"), (-5, "outside 1970-01-01..2999-12-31"),
+    ("9999-12-31T23:59:59-05:00", "outside 1970-01-01..2999-12-31"),
+    (float("nan"), "not a finite number"), ("inf", "not a finite number"),
+    (10**400, "outside 1970-01-01..2999-12-31"), (True, "not a timestamp (bool)"),
+    ([1], "not a timestamp (list)"), ("next tuesday", "neither ISO 8601 nor an epoch number"),
+])
+def test_read_time_refuses_with_a_reason(value: object, reason: str) -> None:
+    with pytest.raises(BadTime) as caught:
+        read_time(value)
+    assert caught.value.reason == reason
+    meta: dict[str, Any] = {}
+    assert timestamp(value, "create_time", meta) is None
+    assert meta["invalid_time"]["create_time"]["reason"] == reason
