@@ -49,6 +49,7 @@ from pipeline.importers import (
     Detected,
     ImportContext,
     Limits,
+    NumberOverflow,
     Parsed,
     detect,
     iter_records,
@@ -218,12 +219,13 @@ def _time_repairs(parsed: Parsed) -> Iterator[RepairedValue]:
 
 def _store_records(
     store: SourceStore, source: Source, ctx: ImportContext, f: IO[bytes],
-    detected: Detected, on_progress: _Progress, limits: Limits,
+    detected: Detected, on_progress: _Progress, limits: Limits, tag_numbers: bool = False,
 ) -> ImportCounts:
     counts = ImportCounts(sources=int(store.add_source(source)))
     batch = _Batch(store, counts)
     repairs: list[RepairedValue] = []
-    records = iter_records(Path(source.path), f, detected.container, limits, repairs)
+    records = iter_records(Path(source.path), f, detected.container, limits, repairs,
+                           tag_numbers)
     for item in READERS[source.format](records, ctx):
         if isinstance(item, QuarantinedRecord):
             counts.quarantined += int(store.add_quarantine(source, item))
@@ -266,11 +268,23 @@ def ingest_file(
     ctx = ImportContext(source.id, settings.user_scope, settings.assistant_scope,
                         family=detected.format)
     try:
-        with _gc_paused(), export.open() as f, transaction(store.db), store.bulk_import():
-            counts = _store_records(store, source, ctx, f, detected, on_progress, limits)
+        try:
+            counts = _store_file(store, export, source, ctx, detected, on_progress, limits)
+        except NumberOverflow:  # rolled back; again, with yajl's out-of-range numbers tagged
+            counts = _store_file(store, export, source, ctx, detected, on_progress, limits,
+                                 tag_numbers=True)
     except OSError as exc:
         raise InputFileError(export.name, "file", f"cannot read ({exc})") from exc
     return FileReport(export.name, detected.format, sha, source.id, counts)
+
+
+def _store_file(
+    store: SourceStore, export: ExportInput, source: Source, ctx: ImportContext,
+    detected: Detected, on_progress: _Progress, limits: Limits, tag_numbers: bool = False,
+) -> ImportCounts:
+    """One file in one transaction."""
+    with _gc_paused(), export.open() as f, transaction(store.db), store.bulk_import():
+        return _store_records(store, source, ctx, f, detected, on_progress, limits, tag_numbers)
 
 
 @contextmanager

@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pipeline.importers.base import BadTime, read_time, timestamp
-from pipeline.importers.guard import GuardedReader, Limits, RecordTooLarge, settle, too_deep
+from pipeline.importers.guard import GuardedReader, Limits, RecordTooLarge, too_deep
+from pipeline.importers.settle import settle
 
 BACKEND: Any = ijson.get_backend("yajl2_c")
 LONE = re.compile("[\ud800-\udfff]")
@@ -170,3 +171,23 @@ def test_read_time_refuses_with_a_reason(value: object, reason: str) -> None:
     meta: dict[str, Any] = {}
     assert timestamp(value, "create_time", meta) is None
     assert meta["invalid_time"]["create_time"]["reason"] == reason
+
+
+NUMBERS = st.integers() | st.integers(10**18, 10**40).map(lambda n: -n) | st.floats(
+    allow_nan=False, allow_infinity=False) | st.sampled_from(["digits 12345678901234567890123"])
+
+
+@settings(max_examples=100, deadline=None)
+@given(items=st.lists(st.dictionaries(st.sampled_from(["a", "b1e999"]), NUMBERS | st.lists(
+    NUMBERS, max_size=3), max_size=3), max_size=4),
+    sizes=st.lists(st.integers(1, 30), max_size=80), exponent=st.sampled_from(["", "1e400",
+                                                                               "-2.5E-999"]))
+def test_tagged_numbers_come_back_exact(
+    items: list[Any], sizes: list[int], exponent: str
+) -> None:
+    data = json.dumps(items).encode()
+    if exponent:  # a literal json.dumps never writes: beyond a double's range
+        data = data[:-1] + (b", " if items else b"") + exponent.encode() + b"]"
+    reader = GuardedReader(Trickle(data, sizes), Limits(), 1, tag_numbers=True)
+    got = [settle(v, reader.edits).value for v in BACKEND.items(reader, "item", use_float=True)]
+    assert got == json.loads(data)

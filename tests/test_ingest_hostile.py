@@ -202,3 +202,22 @@ def test_cli_prints_hostile_outcomes_without_traceback(
     assert main(["--store", store, "ingest", str(bomb)]) != 0
     err = capsys.readouterr().err
     assert "Traceback" not in err and "bomb.json" in err and "record 1" in err
+
+
+def test_numbers_beyond_yajl_do_not_reject_the_file(settings: Settings, tmp_path: Path) -> None:
+    export = [chatgpt(1, ts=10**20), chatgpt(2, ts="@@"), chatgpt(3)]
+    export[2]["mapping"]["m3"]["message"]["content"] = {"content_type": "multimodal_text",
+                                                        "parts": [{"big": 10**28 + 1}]}
+    text = json.dumps(export).encode().replace(b'"@@"', b"1e400")
+    report = ingest_paths(settings, [write(tmp_path / "numbers.json", text)])
+    assert report.totals.messages == 3 and not report.totals.rejected
+    assert [r.reason for r in report.totals.repaired] == 2 * [  # conversation, then message
+        "timestamp '100000000000000000000': outside 1970-01-01..2999-12-31; stored as null",
+    ] + 2 * ["timestamp 'Infinity': not a finite number; stored as null"]
+    [(parts,)] = rows(settings, "SELECT parts FROM messages WHERE external_id = 'm3'")
+    assert json.loads(parts)[0]["data"]["big"] == 10**28 + 1  # exact, not a double
+    assert rows(settings, "SELECT created_at FROM messages ORDER BY external_id") == [
+        (None,), (None,), ("2023-11-14T22:13:20+00:00",)]
+    before = counts(settings)
+    ingest_paths(settings, [tmp_path / "numbers.json"])
+    assert counts(settings) == before

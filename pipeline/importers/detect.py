@@ -29,9 +29,9 @@ from pipeline.importers.guard import (
     GuardedReader,
     Limits,
     RecordTooLarge,
-    settle,
     too_deep,
 )
+from pipeline.importers.settle import settle
 from staging import RepairedValue
 
 __all__ = [
@@ -39,6 +39,7 @@ __all__ = [
     "BadLine",
     "Container",
     "Detected",
+    "NumberOverflow",
     "classify_keys",
     "detect",
     "iter_records",
@@ -75,6 +76,17 @@ class BadLine:
 
     reason: str
     excerpt: str
+
+
+class NumberOverflow(InputFileError):
+    """yajl refused a number (an integer beyond 64 bits, 1e400): read the file again with
+    ``tag_numbers`` (see :class:`~pipeline.importers.guard.GuardedReader`)."""
+
+
+def _json_error(path: Path, record: str, exc: Exception, tag_numbers: bool) -> InputFileError:
+    message = _first_line(exc)
+    error = NumberOverflow if "overflow" in message and not tag_numbers else InputFileError
+    return error(str(path), record, f"invalid or truncated JSON ({message})", _NOTHING_STORED)
 
 
 def classify_keys(keys: set[str]) -> str | None:
@@ -154,8 +166,19 @@ def _not_utf8(exc: UnicodeDecodeError) -> str:
 
 def _peek_keys(path: Path, f: IO[bytes], prefix: str, limits: Limits) -> set[str]:
     """Keys of the first object at ``prefix`` ('item' for arrays, '' for one object)."""
+    try:
+        return _peek_keys_once(path, f, prefix, limits, tag_numbers=False)
+    except NumberOverflow:
+        f.seek(0)
+        _skip_bom(f)
+        return _peek_keys_once(path, f, prefix, limits, tag_numbers=True)
+
+
+def _peek_keys_once(
+    path: Path, f: IO[bytes], prefix: str, limits: Limits, tag_numbers: bool
+) -> set[str]:
     keys: set[str] = set()
-    reader = GuardedReader(f, limits, 1 if prefix else 0)
+    reader = GuardedReader(f, limits, 1 if prefix else 0, tag_numbers)
     try:
         for event_prefix, event, value in _IJSON.parse(reader):
             if event_prefix == prefix and event == "map_key":
@@ -163,10 +186,7 @@ def _peek_keys(path: Path, f: IO[bytes], prefix: str, limits: Limits) -> set[str
             elif event_prefix == prefix and event == "end_map":
                 return keys
     except ijson.JSONError as exc:
-        raise InputFileError(
-            str(path), "record 1", f"invalid or truncated JSON ({_first_line(exc)})",
-            _NOTHING_STORED,
-        ) from exc
+        raise _json_error(path, "record 1", exc, tag_numbers) from exc
     except RecordTooLarge as exc:
         raise InputFileError(str(path), "record 1", exc.reason, _TOO_LARGE) from exc
     except UnicodeDecodeError as exc:
@@ -276,11 +296,13 @@ def _settled(
 
 def iter_records(
     path: Path, f: IO[bytes], container: Container, limits: Limits = DEFAULT_LIMITS,
-    repairs: list[RepairedValue] | None = None,
+    repairs: list[RepairedValue] | None = None, tag_numbers: bool = False,
 ) -> Iterator[tuple[str, object]]:
     """(record label, value) pairs; a JSON error in an array/object is fatal for the file.
 
-    Lone-surrogate replacements are appended to ``repairs`` (when given) as they are made.
+    Lone-surrogate replacements are appended to ``repairs`` (when given) as they are made. A
+    number yajl cannot hold raises :class:`NumberOverflow` unless ``tag_numbers`` is set
+    (slower; for a second pass over such a file).
     """
     repairs = [] if repairs is None else repairs
     _skip_bom(f)
@@ -288,7 +310,7 @@ def iter_records(
         yield from _iter_lines(f, limits, repairs)
         return
     index = 0
-    reader = GuardedReader(f, limits, 0 if container == "object" else 1)
+    reader = GuardedReader(f, limits, 0 if container == "object" else 1, tag_numbers)
     prefix = "" if container == "object" else "item"
     try:
         for index, value in enumerate(_IJSON.items(reader, prefix, use_float=True), start=1):
@@ -296,10 +318,7 @@ def iter_records(
             yield label, _settled(label, value, reader, repairs) if reader.edits.pending \
                 else value
     except ijson.JSONError as exc:
-        raise InputFileError(
-            str(path), f"record {index + 1}", f"invalid or truncated JSON ({_first_line(exc)})",
-            _NOTHING_STORED,
-        ) from exc
+        raise _json_error(path, f"record {index + 1}", exc, tag_numbers) from exc
     except RecordTooLarge as exc:
         raise InputFileError(str(path), f"record {index + 1}", exc.reason, _TOO_LARGE) from exc
     except UnicodeDecodeError as exc:

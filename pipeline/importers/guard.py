@@ -8,15 +8,16 @@ sits between the file and ijson and scans each chunk's bytes before ijson sees t
   dropped, then strings, then everything but brackets); only a chunk that nests deeper than
   ``max_depth`` is walked token by token. The too-deep value is replaced in the stream by a
   placeholder string, so ijson never goes deeper; the record holding it is quarantined
-  (:func:`settle` finds the placeholder).
+  (:func:`~pipeline.importers.settle.settle` finds the placeholder).
 * **Size.** A record (array item, or the whole object) larger than ``max_record_bytes`` stops
   the file with :class:`RecordTooLarge` (the bytes already given to ijson cannot be taken back).
 * **Lone surrogates.** ijson's C backend turns ``\\ud800`` into ``?`` and ``\\udc80`` into
   invalid UTF-8. A lone surrogate escape is rewritten to a tagged marker that
-  :func:`settle` turns into U+FFFD, recording the original code point.
+  :func:`~pipeline.importers.settle.settle` turns into U+FFFD, recording the original code
+  point.
 
-:func:`too_deep` and :func:`settle` serve JSON lines too (``json.loads`` keeps lone
-surrogates as they are; :func:`settle` replaces them the same way).
+:func:`too_deep` serves JSON lines too (``json.loads`` keeps lone surrogates as they are;
+``settle`` replaces them the same way).
 """
 
 from __future__ import annotations
@@ -24,7 +25,6 @@ from __future__ import annotations
 import itertools
 import re
 import secrets
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import IO
 
@@ -32,11 +32,10 @@ __all__ = [
     "DEFAULT_LIMITS",
     "MAX_DEPTH",
     "MAX_RECORD_BYTES",
+    "Edits",
     "GuardedReader",
     "Limits",
     "RecordTooLarge",
-    "Settled",
-    "settle",
     "too_deep",
 ]
 
@@ -62,8 +61,12 @@ _SURROGATE = re.compile(
     rb"\\\\|\\u[dD][89abAB][0-9a-fA-F]{2}\\u[dD][c-fC-F][0-9a-fA-F]{2}"
     rb"|\\u([dD][89a-fA-F][0-9a-fA-F]{2})"
 )
+_STRING_REST = re.compile(rb'[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_QUOTE_OR_NUMBER = re.compile(
+    rb'"|(?<![0-9.eE+\-])-?[0-9]{19,}(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?'
+    rb"|(?<![0-9.eE+\-])-?[0-9]+(?:\.[0-9]+)?[eE][+-]?[0-9]{3,}"
+)
 _SURROGATE_HINT = re.compile(rb"\\u[dD]")  # a fast literal search, unlike bytes.__contains__
-_LONE = re.compile("[\ud800-\udfff]")
 _CHECK_FROM = 1 << 20
 
 
@@ -145,32 +148,43 @@ def too_deep(text: bytes, limit: int = MAX_DEPTH) -> bool:
 
 
 @dataclass
-class _Edits:
+class Edits:
     """What the reader changed in the stream, until :func:`settle` finds it in a record."""
 
     token: str = field(default_factory=lambda: secrets.token_hex(8))
     cuts: list[int] = field(default_factory=list)  # file offsets of cut values
     surrogates: int = 0
+    numbers: int = 0
 
     @property
     def cut_text(self) -> str:
         return f"\ue000{self.token}:cut"
 
     @property
+    def number_prefix(self) -> str:
+        return f"\ue000{self.token}:num:"
+
+    @property
     def pending(self) -> bool:
-        return bool(self.cuts or self.surrogates)
+        return bool(self.cuts or self.surrogates or self.numbers)
 
 
 class GuardedReader:
     """A binary reader that bounds depth and record size and tags lone surrogates.
 
     ``record_depth`` is the depth at which records live: 1 for an array of records, 0 for a
-    file that is one record.
+    file that is one record. With ``tag_numbers``, numbers yajl cannot hold (integers beyond
+    64 bits, exponents of three digits) are passed as tagged strings that :func:`settle` turns
+    back into the exact Python int or float; it walks every token, so it is only for a second
+    pass over a file whose first pass hit such a number.
     """
 
-    def __init__(self, raw: IO[bytes], limits: Limits, record_depth: int) -> None:
+    def __init__(
+        self, raw: IO[bytes], limits: Limits, record_depth: int, tag_numbers: bool = False
+    ) -> None:
         self.raw, self.limits, self.record_depth = raw, limits, record_depth
-        self.edits = _Edits()
+        self.tag_numbers = tag_numbers
+        self.edits = Edits()
         self._state = _State()
         self._held = b""
         self._offset = 0  # bytes of the file scanned so far
@@ -189,17 +203,30 @@ class GuardedReader:
                 self._held = b""
                 return self._process(chunk) if chunk else b""
             self._held = b""
-            match = _TAIL.search(chunk, max(0, len(chunk) - 16))
-            if match is not None:
-                start = match.start()
-                while start > 0 and chunk[start - 1] == 0x5C:  # the whole backslash run
-                    start -= 1
-                chunk, self._held = chunk[:start], chunk[start:]
+            start = self._hold_from(chunk)
+            chunk, self._held = chunk[:start], chunk[start:]
             out = self._process(chunk) if chunk else b""
             if out:
                 return out
 
+    def _hold_from(self, chunk: bytes) -> int:
+        """Where the bytes to keep for the next chunk start: an escape (or surrogate pair) or,
+        when tagging numbers, a number may go on in the next chunk."""
+        start = len(chunk)
+        match = _TAIL.search(chunk, max(0, len(chunk) - 16))
+        if match is not None:
+            start = match.start()
+            while start > 0 and chunk[start - 1] == 0x5C:  # the whole backslash run
+                start -= 1
+        if self.tag_numbers:
+            digits = len(chunk) - len(chunk.rstrip(b"0123456789.eE+-"))
+            if 0 < digits <= 4096:  # (a longer run is passed on: yajl will refuse it)
+                start = min(start, len(chunk) - digits)
+        return start
+
     def _process(self, chunk: bytes) -> bytes:
+        if self.tag_numbers:
+            chunk = self._tag_numbers(chunk)
         if b"\\" in chunk and _SURROGATE_HINT.search(chunk):
             chunk = self._tag_surrogates(chunk)
         state = self._state
@@ -232,6 +259,31 @@ class GuardedReader:
                 self._record_bytes = size
             elif self._record_bytes > self.limits.max_record_bytes:
                 raise RecordTooLarge(self.limits.max_record_bytes)
+
+    def _tag_numbers(self, chunk: bytes) -> bytes:
+        """Numbers outside strings that yajl would refuse, as tagged strings."""
+        pos, in_string = (1 if self._state.escaped else 0), self._state.in_string
+        tag = b'"\\ue000' + self.edits.token.encode() + b":num:"
+        pieces, last = [], 0
+        while True:
+            if in_string:
+                match = _STRING_REST.match(chunk, pos)
+                if match is None:
+                    break  # the string goes on in the next chunk
+                pos, in_string = match.end(), False
+                continue
+            match = _QUOTE_OR_NUMBER.search(chunk, pos)
+            if match is None:
+                break
+            pos = match.end()
+            if match.group() == b'"':
+                in_string = True
+                continue
+            pieces += [chunk[last:match.start()], tag, match.group(), b'"']
+            last = pos
+            self.edits.numbers += 1
+        pieces.append(chunk[last:])
+        return b"".join(pieces)
 
     def _tag_surrogates(self, chunk: bytes) -> bytes:
         tag = b"\\ue000" + self.edits.token.encode()
@@ -290,83 +342,3 @@ class GuardedReader:
                 state.skip_to = None
                 return match.end()
         return emit_from
-
-
-@dataclass
-class Settled:
-    """A record after :func:`settle`: the value, whether a value was cut, what was replaced."""
-
-    value: object
-    cuts: int = 0
-    cut_at: int | None = None  # file offset of the first cut value
-    repairs: list[tuple[str, str]] = field(default_factory=list)  # (path, what was done)
-
-
-def _fixer(edits: _Edits | None) -> Callable[[str], tuple[str, list[str]]]:
-    if edits is None:
-        pattern = _LONE
-
-        def found(match: re.Match[str]) -> str:
-            return f"\\u{ord(match.group()):04x}"
-    else:
-        pattern = re.compile("\ue000" + edits.token + "([0-9a-fA-F]{4})")
-
-        def found(match: re.Match[str]) -> str:
-            return "\\u" + match.group(1).lower()
-
-    def fix(text: str) -> tuple[str, list[str]]:
-        notes: list[str] = []
-        shift = 0  # how much shorter the text before this match has become
-
-        def replace(match: re.Match[str]) -> str:
-            nonlocal shift
-            notes.append(f"lone surrogate {found(match)} at offset {match.start() - shift}")
-            shift += len(match.group()) - 1
-            return "\ufffd"
-
-        return pattern.sub(replace, text), notes
-
-    return fix
-
-
-def settle(value: object, edits: _Edits | None = None) -> Settled:
-    """Find cut placeholders and lone surrogates in one parsed record.
-
-    ``edits`` is the reader's :attr:`GuardedReader.edits` (ijson) or None (``json.loads``,
-    whose strings hold the lone surrogates themselves). Each lone surrogate becomes U+FFFD and
-    is listed in ``repairs`` with its JSON path, code point and offset.
-    """
-    settled = Settled(value)
-    fix = _fixer(edits)
-    cut_text = edits.cut_text if edits is not None else None
-    settled.value = _walk(value, "$", fix, cut_text, settled)
-    if edits is not None:
-        if settled.cuts:
-            settled.cut_at = edits.cuts[0] if edits.cuts else None
-            del edits.cuts[: settled.cuts]
-        edits.surrogates = max(0, edits.surrogates - len(settled.repairs))
-    return settled
-
-
-def _walk(
-    value: object, path: str, fix: Callable[[str], tuple[str, list[str]]],
-    cut_text: str | None, settled: Settled,
-) -> object:
-    if isinstance(value, str):
-        if value == cut_text:
-            settled.cuts += 1
-            return value
-        fixed, notes = fix(value)
-        settled.repairs.extend((path, f"{note} replaced by U+FFFD") for note in notes)
-        return fixed
-    if isinstance(value, list):
-        return [_walk(item, f"{path}[{i}]", fix, cut_text, settled)
-                for i, item in enumerate(value)]
-    if isinstance(value, dict):
-        out = {}
-        for key, item in value.items():
-            new_key = _walk(key, f"{path}.<key>", fix, None, settled) if isinstance(key, str) \
-                else key
-            out[new_key] = _walk(item, f"{path}.{new_key}", fix, cut_text, settled)
-        return out
-    return value
