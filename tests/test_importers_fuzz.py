@@ -24,7 +24,7 @@ from pipeline.settings import Settings
 TABLES = ("sources", "conversations", "messages", "quarantine", "repairs")
 TEXT = st.text(alphabet=st.sampled_from(list('ab [ ]{}"\\/\n\x00\u00e9\U0001f600\ud83d\udc80')),
                max_size=10)
-SCALAR = st.none() | st.booleans() | st.integers(-(2**63), 2**63 - 1) | TEXT | st.floats(
+SCALAR = st.none() | st.booleans() | st.integers() | TEXT | st.floats(
     allow_nan=False, allow_infinity=False)
 TIMES = st.sampled_from([1.7e9, 1_700_000_000_123, "2024-05-01T10:00:00Z", 1e20, -5, 0,
                          "9999-12-31T23:59:59-05:00", "NaN", "1e400", 10**30, True, "", None])
