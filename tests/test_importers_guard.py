@@ -100,13 +100,13 @@ def test_stream_is_unchanged_except_lone_surrogates(
 
 @settings(max_examples=60, deadline=None)
 @given(levels=st.integers(5, 60), sizes=st.lists(st.integers(1, 30), max_size=80),
-       limit=st.integers(3, 20))
+       limit=st.integers(3, 20), runs=st.booleans())
 def test_too_deep_values_are_cut_and_neighbours_kept(
-    levels: int, sizes: list[int], limit: int
+    levels: int, sizes: list[int], limit: int, runs: bool
 ) -> None:
     deep: Any = "x[\"]"
-    for i in range(levels):
-        deep = [deep] if i % 2 else {"k": deep}
+    for i in range(levels):  # runs: [[[[..]]]] (one token per run), else [{"k": [{"k": ...
+        deep = [deep] if i % 2 or runs else {"k": deep}
     items = [{"a": 1}, {"deep": deep}, ["b"]]
     got = read_all(json.dumps(items).encode(), sizes, Limits(max_depth=limit))
     assert len(got) == 3

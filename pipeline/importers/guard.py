@@ -50,7 +50,7 @@ _FOLD = bytes.maketrans(b"{}", b"[]")  # only the depth matters, not the bracket
 _DELTA = [0] * 256
 _DELTA[ord("[")] = 1
 _DELTA[ord("]")] = -1
-_OUTSIDE = re.compile(rb'["\[\]{}]')
+_OUTSIDE = re.compile(rb'"|[\[{]+|[\]}]+')  # a quote, or a run of openers or of closers
 _INSIDE = re.compile(rb'["\\]')
 # a trailing backslash run, a partial \u escape, or a high surrogate whose low half may follow
 _TAIL = re.compile(
@@ -131,7 +131,7 @@ def _extremes(depth: int, brackets: bytes) -> tuple[int, int]:
     rest, passes = brackets, 0
     while b"[]" in rest:
         rest, passes = rest.replace(b"[]", b""), passes + 1
-        if passes > 32:
+        if passes > 12:
             return _exact(depth, brackets)
     closers = rest.find(b"[")
     closers = len(rest) if closers < 0 else closers
@@ -324,21 +324,25 @@ class GuardedReader:
     def _structural(
         self, chunk: bytes, match: re.Match[bytes], emit_from: int | None, pieces: list[bytes]
     ) -> int | None:
-        state, char = self._state, match.group()
-        if char == b'"':
+        """One token of :meth:`_cut`: a quote, or a run of openers or closers."""
+        state, run, at = self._state, match.group(), match.start()
+        if run == b'"':
             state.in_string = True
-        elif char in (b"[", b"{"):
-            state.depth += 1
-            if state.skip_to is None and state.depth > self.limits.max_depth:
+        elif run[0] in b"[{":
+            room = self.limits.max_depth - state.depth  # openers that still fit
+            state.depth += len(run)
+            if state.skip_to is None and len(run) > room:
                 assert emit_from is not None
-                pieces.append(chunk[emit_from:match.start()])
-                pieces.append(f'"{self.edits.cut_text}"'.encode())
-                self.edits.cuts.append(self._offset + match.start())
-                state.skip_to = state.depth - 1
+                start = at + room  # the first opener too deep
+                pieces += [chunk[emit_from:start], f'"{self.edits.cut_text}"'.encode()]
+                self.edits.cuts.append(self._offset + start)
+                state.skip_to = self.limits.max_depth
                 return None
         else:
-            state.depth -= 1
-            if state.skip_to is not None and state.depth == state.skip_to:
+            before = state.depth
+            state.depth -= len(run)
+            if state.skip_to is not None and state.depth <= state.skip_to:
+                end = at + before - state.skip_to  # just after the closer that ends the cut
                 state.skip_to = None
-                return match.end()
+                return end
         return emit_from

@@ -9,6 +9,7 @@ strings by ``json.loads``) become U+FFFD and are listed with their JSON path.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -63,17 +64,27 @@ def settle(value: object, edits: Edits | None = None) -> Settled:
 
     ``edits`` is the reader's :attr:`GuardedReader.edits` (ijson) or None (``json.loads``,
     whose strings hold the lone surrogates themselves). Each lone surrogate becomes U+FFFD and
-    is listed in ``repairs`` with its JSON path, code point and offset.
+    is listed in ``repairs`` with its JSON path, code point and offset. With ``edits``, the
+    record is first checked for the reader's token in its C-encoded JSON: a record without it
+    is returned as it is, and one with a cut value is not walked (it will be quarantined).
     """
+    if edits is None:
+        settled = Settled(value)
+        settled.value = _walk(value, "$", _fixer(None), None, settled)
+        return settled
+    text = json.dumps(value, ensure_ascii=False, default=str)
+    marks = text.count("\ue000" + edits.token)
+    if not marks:
+        return Settled(value)
+    cuts, numbers = text.count(edits.cut_text), text.count(edits.number_prefix)
+    edits.surrogates = max(0, edits.surrogates - (marks - cuts - numbers))
+    edits.numbers = max(0, edits.numbers - numbers)
+    if cuts:
+        at = edits.cuts[0] if edits.cuts else None
+        del edits.cuts[:cuts]
+        return Settled(value, cuts=cuts, cut_at=at)
     settled = Settled(value)
-    fix = _fixer(edits)
-    settled.value = _walk(value, "$", fix, edits, settled)
-    if edits is not None:
-        if settled.cuts:
-            settled.cut_at = edits.cuts[0] if edits.cuts else None
-            del edits.cuts[: settled.cuts]
-        edits.surrogates = max(0, edits.surrogates - len(settled.repairs))
-        edits.numbers = max(0, edits.numbers - settled.numbers)
+    settled.value = _walk(value, "$", _fixer(edits), edits, settled)
     return settled
 
 
