@@ -60,6 +60,7 @@ def test_every_shared_sample_ingests(settings: Settings) -> None:
     expected = {  # conversations, messages (see tests/fixtures/README.md for the counting)
         "handwritten_librechat_chatgpt-modern-export.json": (3, 7),
         "librechat_chatgpt-tree.json": (1, 12),
+        "spark-first_conversations.json": (377, 1733),  # MANIFEST: 377 conversations, 1,733
         "claude-to-sqlite_artifacts.json": (1, 20),
         "claude-to-sqlite_example.json": (1, 2),
         "handwritten_chatlore_claude_conversations.json": (3, 7),
