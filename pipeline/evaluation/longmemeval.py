@@ -1,0 +1,1 @@
+"""LongMemEval (placeholder replaced below)."""
