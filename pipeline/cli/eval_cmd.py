@@ -45,8 +45,10 @@ def _run(ctx: typer.Context, kind: str, path: Path, ks: str, json_out: Path | No
         settings = settings_from(ctx, **overrides)
         run = evaluation.evaluate_locomo if kind == "locomo" else evaluation.evaluate_longmemeval
         report = run(settings, path, _ks(ks), tuple(routes or ROUTES), say=say)
-    Console().print(evaluation.report_table(report))
-    Console().print(evaluation.report_table(report, "recall_all"))
+    out = Console(width=max(Console().width, 132))
+    out.print(evaluation.report_table(report))
+    out.print(evaluation.report_table(report, "recall_all"))
+    out.print(evaluation.report_table(report, "session_recall"))
     if json_out is not None:
         json_out.write_text(json.dumps(report.as_json(), indent=2, sort_keys=True) + "\n")
         say(f"wrote {json_out}")

@@ -40,7 +40,7 @@ class EvalReport:
         return sorted(g for g in first.counts if g != MAIN_GROUP)
 
     def as_json(self) -> dict[str, Any]:
-        metrics = ("recall_any", "recall_all", "recall", "session_recall", "ndcg")
+        metrics = ("recall_any", "recall_all", "recall", "session_recall", "ndcg", "session_ndcg")
         routes: dict[str, Any] = {}
         for route, tally in self.tallies.items():
             entry: dict[str, Any] = {

@@ -19,6 +19,7 @@ class Scores:
     recall: float
     session_recall: float
     ndcg: float
+    session_ndcg: float
 
 
 def ndcg(ranked: Sequence[str], gold: set[str], k: int) -> float:
@@ -32,17 +33,24 @@ def ndcg(ranked: Sequence[str], gold: set[str], k: int) -> float:
 
 def score_ranking(ranked: Sequence[str], gold: set[str], session_of: Mapping[str, str],
                   gold_sessions: set[str], k: int) -> Scores:
-    """Metrics of the top ``k`` of ``ranked`` (message ids) against gold message ids/sessions."""
-    top = list(dict.fromkeys(ranked))[:k]
+    """Metrics of the top ``k`` of ``ranked`` (message ids) against gold message ids/sessions.
+
+    Turn level: recall-any (a gold turn in the top k), recall-all (every gold turn), fractional
+    recall, NDCG. Session level: sessions ranked by their best turn; recall and NDCG of the
+    first k sessions against the gold sessions.
+    """
+    turns = list(dict.fromkeys(ranked))
+    top = turns[:k]
     hit = gold.intersection(top)
-    sessions = {session_of[m] for m in top if m in session_of}
+    sessions = list(dict.fromkeys(session_of[m] for m in turns if m in session_of))[:k]
     return Scores(
         recall_any=1.0 if hit else 0.0,
         recall_all=1.0 if hit == gold else 0.0,
-        recall=len(hit) / len(gold),
-        session_recall=len(gold_sessions & sessions) / len(gold_sessions) if gold_sessions
-        else 0.0,
+        recall=len(hit) / len(gold) if gold else 0.0,
+        session_recall=len(gold_sessions.intersection(sessions)) / len(gold_sessions)
+        if gold_sessions else 0.0,
         ndcg=ndcg(top, gold, k),
+        session_ndcg=ndcg(sessions, gold_sessions, k),
     )
 
 

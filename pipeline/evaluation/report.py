@@ -6,11 +6,13 @@ from rich.table import Table
 
 from pipeline.evaluation.harness import MAIN_GROUP, EvalReport
 
-__all__ = ["LOCOMO_REFERENCE", "report_table"]
+__all__ = ["LOCOMO_REFERENCE", "REFERENCE_NOTE", "report_table"]
 
 # LoCoMo paper (Maharana et al., ACL 2024), Table 3, DRAGON over dialog turns, all 10
 # conversations, as quoted in issue 8: turn-level recall@10. Printed for reference only.
-LOCOMO_REFERENCE = {"DRAGON (LoCoMo paper, dialog turns, 10 conv.)": {10: 0.662}}
+LOCOMO_REFERENCE = {"DRAGON (paper)": {10: 0.662}}
+REFERENCE_NOTE = ("DRAGON (paper): LoCoMo paper Table 3, DRAGON over dialog turns, all 10"
+                  " conversations (not this file); reference only")
 
 
 def report_table(report: EvalReport, metric: str = "recall_any") -> Table:
@@ -20,6 +22,8 @@ def report_table(report: EvalReport, metric: str = "recall_any") -> Table:
     title = (f"{report.dataset}: {metric} ({report.questions} headline questions;"
              f" per category @{k10})")
     table = Table(title=title)
+    if report.dataset.startswith("locomo") and metric == "recall_any":
+        table.caption = REFERENCE_NOTE
     table.add_column("route")
     for k in report.ks:
         table.add_column(f"@{k}", justify="right")
