@@ -39,7 +39,10 @@ def _ks(text: str) -> list[int]:
 def _run(ctx: typer.Context, kind: str, path: Path, ks: str, json_out: Path | None,
          routes: list[str] | None) -> None:
     console = Console(stderr=True)
-    say = lambda msg: console.print(escape(msg), highlight=False)  # noqa: E731
+
+    def say(msg: str) -> None:
+        console.print(escape(msg), highlight=False)
+
     with tempfile.TemporaryDirectory(prefix="conceptmem-eval-") as tmp:
         overrides = {} if (ctx.obj or {}).get("store") else {"store": Path(tmp)}
         settings = settings_from(ctx, **overrides)

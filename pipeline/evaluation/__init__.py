@@ -4,7 +4,12 @@ from pipeline.evaluation.harness import EvalQuestion, EvalReport, run_questions
 from pipeline.evaluation.locomo import LocomoQuestion, LocomoSet, load_locomo, parse_evidence
 from pipeline.evaluation.metrics import Scores, Tally, ndcg, score_ranking
 from pipeline.evaluation.report import LOCOMO_REFERENCE, report_table
-from pipeline.evaluation.runner import build_store, evaluate_locomo, locomo_questions
+from pipeline.evaluation.runner import (
+    build_store,
+    evaluate_locomo,
+    evaluate_longmemeval,
+    locomo_questions,
+)
 
 __all__ = [
     "LOCOMO_REFERENCE",
@@ -16,6 +21,7 @@ __all__ = [
     "Tally",
     "build_store",
     "evaluate_locomo",
+    "evaluate_longmemeval",
     "load_locomo",
     "locomo_questions",
     "ndcg",

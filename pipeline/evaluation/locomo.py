@@ -50,7 +50,7 @@ def parse_evidence(values: object) -> list[str]:
 
 
 def _turn_ids(conversation: dict[str, Any]) -> set[str]:
-    ids = set()
+    ids: set[str] = set()
     for key, turns in conversation.items():
         if key.startswith("session_") and isinstance(turns, list):
             ids.update(str(t.get("dia_id")) for t in turns if isinstance(t, dict))

@@ -17,6 +17,7 @@ from pipeline.retrieval.corpus import Corpus, MessageRow, Visibility, visible_me
 from pipeline.retrieval.dense import DenseRoute, VectorIndex, query_encoder
 from pipeline.retrieval.fusion import Fused, rrf
 from pipeline.retrieval.lexical import Bm25Route, PorterIndex
+from pipeline.retrieval.memory import MemoryRoute
 from pipeline.retrieval.model import Candidate, PathStep, SearchRequest, SearchResult
 from pipeline.settings import Settings
 from staging import SourceStore, StagingStore
@@ -65,7 +66,7 @@ class Searcher:
         index = VectorIndex.build(ids, [document(self.corpus.rows[i]) for i in ids], embedder)
         self.dense = DenseRoute(self.corpus, index, query_encoder(embedder))
         self.embedder = embedder
-        self._memory: object | None = None
+        self._memory: MemoryRoute | None = None
 
     def close(self) -> None:
         self.stores.source.close()
@@ -97,10 +98,9 @@ class Searcher:
         raise UnknownRouteError(f"unknown route {route!r}", f"use one of {', '.join(ROUTES)}")
 
     @property
-    def memory(self):  # type: ignore[no-untyped-def]
+    def memory(self) -> MemoryRoute:
+        """The memory route, built on first use (it loads the concept graph)."""
         if self._memory is None:
-            from pipeline.retrieval.memory import MemoryRoute
-
             self._memory = MemoryRoute(self.corpus, self.bm25, self.dense, self.stores.staging,
                                        self.embedder)
         return self._memory
