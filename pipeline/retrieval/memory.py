@@ -78,7 +78,7 @@ class MemoryRoute:
                  for mid, s in self.dense.index.top(vec, depth, self._subset(request))]
         lists = {
             "bm25": [Candidate(c.message_id, c.score, "bm25", c.path)
-                     for c in self.bm25.candidates(stripped, depth, drop=priors.speakers)],
+                     for c in self.bm25.candidates(stripped, depth)],
             "dense": dense,
             "concepts": self.concepts.candidates(stripped, depth, vec, text),
         }

@@ -9,7 +9,6 @@ newest message in scope.
 from __future__ import annotations
 
 import re
-from calendar import monthrange
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
@@ -55,9 +54,14 @@ def _possessive(word: str) -> str:
     return w[:-2] if w.endswith("'s") else w.rstrip("'")
 
 
+def _name_words(name: str) -> set[str]:
+    """The words of a speaker's name that identify it ("Ana Lima" -> {"ana", "lima"})."""
+    return {_possessive(w) for w in _WORD_RE.findall(name) if len(w) > 1}
+
+
 def strip_names(text: str, names: Iterable[str]) -> str:
     """The query without the named speakers (their names dominate dense similarity)."""
-    drop = {n.casefold() for n in names}
+    drop = {w for n in names for w in _name_words(n)}
     if not drop:
         return text
     kept = [w for w in _WORD_RE.findall(text) if _possessive(w) not in drop]
@@ -67,9 +71,8 @@ def strip_names(text: str, names: Iterable[str]) -> str:
 def _month_window(month: int, year: int | None) -> TimeWindow:
     if year is None:
         return TimeWindow(month=month)
-    days = monthrange(year, month)[1]
     start = datetime(year, month, 1).isoformat()
-    end = datetime(year, month, days, 23, 59, 59).isoformat()
+    end = (datetime(year + 1, 1, 1) if month == 12 else datetime(year, month + 1, 1)).isoformat()
     return TimeWindow(start, end)
 
 
@@ -101,5 +104,6 @@ def read_priors(text: str, speakers: Iterable[str], newest: str | None) -> Query
     """Speakers (from ``speakers``, case-folded) named in ``text``; its time windows."""
     names = {s.casefold() for s in speakers if s}
     words = {_possessive(w) for w in _WORD_RE.findall(text)}
-    named = tuple(sorted(n for n in names if n in words))
-    return QueryPriors(named, tuple(_windows(text, newest, set(named))))
+    named = tuple(sorted(n for n in names if _name_words(n) & words))
+    taken = {w for n in named for w in _name_words(n)}
+    return QueryPriors(named, tuple(_windows(text, newest, taken)))
