@@ -21,7 +21,6 @@ import json
 import random
 import resource
 import sqlite3
-import statistics
 import tempfile
 import time
 from pathlib import Path
@@ -118,13 +117,12 @@ def _texts(settings: Settings) -> list[str]:
 
 def _pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def time_routes(searcher: Searcher, queries: list[tuple[str, frozenset[str]]]) -> None:
     encode = searcher.dense.encode
     cache: dict[str, np.ndarray] = {}
-    start = time.perf_counter()
     enc_times = []
     for text, _ in queries:
         t = time.perf_counter()
@@ -144,7 +142,17 @@ def time_routes(searcher: Searcher, queries: list[tuple[str, frozenset[str]]]) -
                 times.append((time.perf_counter() - t) * 1000)
             print(f"  {label:16} {route:12} p50 {_pct(times, .5):6.1f} ms  p95"
                   f" {_pct(times, .95):6.1f} ms  (query vectors precomputed)")
-    _ = start
+
+
+def build(settings: Settings, tmp: Path, messages: int, per_concept: int) -> None:
+    export = tmp / "export.jsonl"
+    write_export(export, messages)
+    t = time.perf_counter()
+    ingest_paths(settings, [export], format_name="jsonl")
+    print(f"{messages} messages: ingest {time.perf_counter() - t:.1f} s")
+    concepts = add_concepts(settings, per_concept)
+    fill_cache(settings, _texts(settings))
+    print(f"  {concepts} synthetic concepts; embedding cache filled with random vectors")
 
 
 def main() -> None:
@@ -152,17 +160,12 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=24639)
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--per-concept", type=int, default=10)
+    parser.add_argument("--store", type=Path, help="Keep (and reuse) the generated store here.")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="conceptmem-search-bench-") as tmp:
-        settings = Settings(store=Path(tmp) / "store")
-        export = Path(tmp) / "export.jsonl"
-        write_export(export, args.messages)
-        t = time.perf_counter()
-        ingest_paths(settings, [export], format_name="jsonl")
-        print(f"{args.messages} messages: ingest {time.perf_counter() - t:.1f} s")
-        concepts = add_concepts(settings, args.per_concept)
-        fill_cache(settings, _texts(settings))
-        print(f"  {concepts} synthetic concepts; embedding cache filled with random vectors")
+        settings = Settings(store=args.store or Path(tmp) / "store")
+        if not settings.source_db.exists():
+            build(settings, Path(tmp), args.messages, args.per_concept)
         t = time.perf_counter()
         searcher = Searcher(settings)
         _ = searcher.memory

@@ -37,7 +37,8 @@ def search(
     settings = settings_from(ctx)
     visibility = Visibility(settings.user_scope, settings.assistant_scope, as_of)
     request = SearchRequest(query, k, frozenset(conversation or ()), as_of)
-    with Searcher(settings, visibility) as searcher:
+    err = Console(stderr=True, highlight=False)
+    with Searcher(settings, visibility, progress=lambda msg: err.print(escape(msg))) as searcher:
         results = searcher.search(request, route)
     if as_json:
         typer.echo(json.dumps([dataclasses.asdict(r) for r in results], ensure_ascii=False))

@@ -49,6 +49,7 @@ class Corpus:
     by_rowid: dict[int, str] = field(default_factory=dict)
     order: dict[str, list[str]] = field(default_factory=dict)  # conversation -> ids by position
     conversation_external: dict[str, str] = field(default_factory=dict)
+    exclusive: bool = False  # every stored message is visible (no per-row scope check needed)
 
     def neighbours(self, message_id: str, width: int) -> list[tuple[str, int]]:
         """Messages up to ``width`` places before/after in the same session: (id, offset)."""
@@ -77,6 +78,11 @@ class Corpus:
         """Conversation id -> the export's own conversation id (e.g. a LoCoMo sample_id)."""
         return {c: self.conversation_external[c] for c in conversations
                 if c in self.conversation_external}
+
+    def rowid_range(self, conversations: Iterable[str]) -> tuple[int, int]:
+        """Lowest and highest source rowid of the visible messages of these conversations."""
+        rowids = [self.rows[m].rowid for c in conversations for m in self.order.get(c, ())]
+        return (min(rowids), max(rowids)) if rowids else (0, -1)
 
     def in_conversations(self, conversations: Iterable[str]) -> set[str]:
         wanted = set(conversations)
@@ -126,6 +132,8 @@ def visible_messages(source: SourceStore, visibility: Visibility) -> Corpus:
         cid: ext for cid, ext in source.db.execute("SELECT id, external_id FROM conversations")
         if cid in order
     }
+    total = source.db.execute("SELECT COUNT(*) FROM messages").fetchone()[0]
+    corpus.exclusive = visibility.as_of is None and total == len(corpus.rows)
     corpus.order = {conv: [mid for _, mid in sorted(items)] for conv, items in order.items()}
     return corpus
 

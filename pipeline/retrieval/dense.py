@@ -48,9 +48,18 @@ class VectorIndex:
         self.matrix = np.ascontiguousarray(vectors, dtype=np.float32)
 
     @classmethod
-    def build(cls, ids: Sequence[str], texts: Sequence[str], embedder: Embedder) -> VectorIndex:
-        vectors = embedder.embed(list(texts)) if texts else np.zeros((0, 1), np.float32)
-        return cls(ids, vectors)
+    def build(cls, ids: Sequence[str], texts: Sequence[str], embedder: Embedder,
+              progress: Callable[[int, int], None] | None = None,
+              chunk: int = 2048) -> VectorIndex:
+        """Vectors for ``texts`` in chunks (a cached embedder embeds only what is new)."""
+        if not texts:
+            return cls(ids, np.zeros((0, 1), np.float32))
+        parts = []
+        for start in range(0, len(texts), chunk):
+            parts.append(embedder.embed(list(texts[start : start + chunk])))
+            if progress is not None:
+                progress(min(start + chunk, len(texts)), len(texts))
+        return cls(ids, np.vstack(parts))
 
     def top(self, query: Vectors, limit: int,
             subset: Sequence[int] | None = None) -> list[tuple[str, float]]:

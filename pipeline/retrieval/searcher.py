@@ -63,7 +63,8 @@ class Searcher:
         self.bm25 = Bm25Route(self.corpus, self.stores.porter.conn, "porter_fts")
         embedder = build_embedder(settings, self.stores.staging)
         ids = list(self.corpus.rows)
-        index = VectorIndex.build(ids, [document(self.corpus.rows[i]) for i in ids], embedder)
+        index = VectorIndex.build(ids, [document(self.corpus.rows[i]) for i in ids], embedder,
+                                  lambda done, total: say(f"vectors: {done}/{total} messages"))
         self.dense = DenseRoute(self.corpus, index, query_encoder(embedder))
         self.embedder = embedder
         self._memory: MemoryRoute | None = None
