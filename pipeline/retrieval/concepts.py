@@ -107,10 +107,11 @@ class ConceptRoute:
                          " tokenize='porter unicode61 remove_diacritics 2')")
         self.fts.executemany("INSERT INTO c VALUES (?, ?)", graph.texts.items())
 
-    def concepts(self, text: str, limit: int, query: Vectors | None = None) -> list[str]:
-        """Concept ids best first (RRF of BM25 and dense ranks)."""
+    def concepts(self, text: str, limit: int, query: Vectors | None = None,
+                 words: list[str] | None = None) -> list[str]:
+        """Concept ids best first (RRF of BM25 and dense ranks); ``words`` for BM25."""
         scores: dict[str, float] = defaultdict(float)
-        words = query_words(text)
+        words = query_words(text) if words is None else words
         if words:
             rows = self.fts.execute("SELECT cid FROM c WHERE c MATCH ? ORDER BY rank LIMIT ?",
                                     [fts_query(words), limit]).fetchall()
@@ -121,17 +122,16 @@ class ConceptRoute:
             scores[cid] += 1.0 / (60 + rank)
         return sorted(scores, key=lambda c: (-scores[c], c))[:limit]
 
-    def candidates(self, request: SearchRequest, limit: int,
-                   query: Vectors | None = None, text: str | None = None) -> list[Candidate]:
-        allowed = self.corpus.in_conversations(request.conversations) if \
-            request.conversations else None
+    def candidates(self, request: SearchRequest, limit: int, query: Vectors | None = None,
+                   text: str | None = None, words: list[str] | None = None) -> list[Candidate]:
+        convs = request.conversations
         out: list[Candidate] = []
         seen: set[str] = set()
-        for rank, cid in enumerate(self.concepts(text or request.text, 20, query), start=1):
+        for rank, cid in enumerate(self.concepts(text or request.text, 20, query, words), start=1):
             for target, steps, weight in self._hops(cid):
                 for eid, mid in self.graph.evidence.get(target, ()):
-                    if mid in seen or mid not in self.corpus.rows or (
-                            allowed is not None and mid not in allowed):
+                    row = self.corpus.rows.get(mid)
+                    if mid in seen or row is None or (convs and row.conversation_id not in convs):
                         continue
                     seen.add(mid)
                     path = (*steps, PathStep("EVIDENCE_FOR", eid, "evidence"))

@@ -25,7 +25,7 @@ from pipeline.retrieval.concepts import ConceptRoute, load_concept_graph
 from pipeline.retrieval.corpus import Corpus
 from pipeline.retrieval.dense import DenseRoute
 from pipeline.retrieval.fusion import Fused, rrf
-from pipeline.retrieval.lexical import Bm25Route
+from pipeline.retrieval.lexical import Bm25Route, query_words
 from pipeline.retrieval.model import Candidate, PathStep, SearchRequest
 from pipeline.retrieval.priors import QueryPriors, read_priors, strip_names
 from staging import StagingStore
@@ -80,7 +80,8 @@ class MemoryRoute:
             "bm25": [Candidate(c.message_id, c.score, "bm25", c.path)
                      for c in self.bm25.candidates(stripped, depth)],
             "dense": dense,
-            "concepts": self.concepts.candidates(stripped, depth, vec, text),
+            "concepts": self.concepts.candidates(stripped, depth, vec, text, self.bm25.informative(
+                query_words(text))),
         }
         return Gathered(priors, lists)
 
