@@ -15,6 +15,7 @@ from pipeline.settings import Settings
 from staging import StagingStore
 from staging.errors import StoreNotFound
 from staging.gardener_repo import GardenerRepo
+from staging.lock import writes_store
 
 __all__ = ["garden_store", "parse_params", "revert_store", "summary_lines"]
 
@@ -36,6 +37,7 @@ def parse_params(pairs: list[str]) -> dict[str, Any]:
     return params
 
 
+@writes_store("garden")
 def garden_store(
     settings: Settings,
     *,
@@ -55,7 +57,7 @@ def garden_store(
                             "run `conceptmem run PATH...` (or ingest + extract) first")
     for module, package in (("umap", "umap-learn"), ("hdbscan", "hdbscan"), ("optuna", "optuna")):
         if importlib.util.find_spec(module) is None:
-            raise MissingExtraError(package, "gardener")
+            raise MissingExtraError(package)
     staging = StagingStore.open(settings.staging_db)
     try:
         latest = GardenerRepo(staging.db).latest_seen()
@@ -80,6 +82,7 @@ def garden_store(
         staging.close()
 
 
+@writes_store("garden-revert")
 def revert_store(settings: Settings, plan_id: str) -> Plan:
     """Undo one applied gardener plan (unmerge, unsplit, ...) from its recorded prior values."""
     if not settings.staging_db.exists():
