@@ -165,7 +165,8 @@ def _timestamp(value: str) -> str:
 
 
 def parse_params(pairs: Sequence[str]) -> dict[str, Any]:
-    """``k=v`` pairs; ``v`` is JSON when it parses (numbers, true, null, lists), else text."""
+    """``k=v`` pairs; ``v`` is strict JSON when it parses (numbers, true, null, lists), else
+    text: ``NaN`` and ``Infinity`` are not JSON, so they stay the text they are."""
     params: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -174,10 +175,14 @@ def parse_params(pairs: Sequence[str]) -> dict[str, Any]:
                 f"bad --param {pair!r}: expected NAME=VALUE", "e.g. --param id=concept_abc"
             )
         try:
-            params[key] = json.loads(value)
+            params[key] = json.loads(value, parse_constant=_not_json)
         except ValueError:
             params[key] = value
     return params
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
 
 
 def run_cypher(

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
-from graph import EDGE_TYPES, NODE_LABELS, SCHEMA, GraphStore, Row, open_graph
+from graph import EDGE_TYPES, NODE_LABELS, SCHEMA, GraphStore, GraphUnavailable, Row, open_graph
 from pipeline.settings import Settings
 from staging import SourceStore, StagingStore
 from staging.errors import StoreNotFound
@@ -195,7 +195,7 @@ def sync_store(
     run = staging.start_run("sync", {"backend": name, "rebuild": rebuild}, _code_version(),
                             settings.user_scope, settings.assistant_scope)
     try:
-        graph = open_graph(settings, name)
+        graph = _open_for_sync(settings, name, rebuild, say)
     except BaseException as exc:
         staging.finish_run(run, "failed", error=str(exc))
         source.close()
@@ -219,6 +219,23 @@ def sync_store(
         source.close()
         staging.close()
     return report
+
+
+def _open_for_sync(settings: Settings, name: str, rebuild: bool, say: Say) -> GraphStore:
+    """The graph to write; on ``rebuild``, an embedded graph file that cannot be opened (it is
+    derived data) is moved aside to ``graph.lbug.broken`` and a new one is built."""
+    try:
+        return open_graph(settings, name)
+    except GraphUnavailable:
+        path = settings.graph_path
+        if not (rebuild and name == "embedded" and path.exists()):
+            raise
+    for extra in sorted(path.parent.glob(path.name + ".*")):  # its WAL and shadow files
+        if not extra.name.endswith(".broken"):
+            extra.replace(extra.with_name(extra.name + ".broken"))
+    path.replace(path.with_name(path.name + ".broken"))
+    say(f"{path} could not be opened: moved aside to {path.name}.broken, rebuilding")
+    return open_graph(settings, name)
 
 
 def _project_and_write(

@@ -10,6 +10,7 @@ shown as visible escapes, JSON with C1 controls escaped too.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -20,12 +21,12 @@ from rich.text import Text
 
 __all__ = ["console", "emit", "emit_json", "error", "plain", "say", "table"]
 
-# C0 controls but tab and newline, DEL, C1 controls, bidi embeddings/overrides/isolates and marks.
-_CONTROL = re.compile(
-    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]"
-)
-# JSON escapes C0 itself; DEL, C1 and bidi controls are valid unescaped JSON but not safe text.
-_JSON_UNSAFE = re.compile("[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# C0 controls but tab and newline, DEL, C1 controls, bidi embeddings/overrides/isolates and
+# marks, and lone surrogates (they cannot even be encoded to the terminal).
+_UNSAFE = "\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff"
+_CONTROL = re.compile(f"[\x00-\x08\x0b-\x1f{_UNSAFE}]")
+# JSON escapes C0 itself; the rest is valid unescaped JSON but not safe text.
+_JSON_UNSAFE = re.compile(f"[{_UNSAFE}]")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -65,9 +66,21 @@ def _json_safe(match: re.Match[str]) -> str:
     return f"\\u{ord(match.group()):04x}"
 
 
+def _finite(value: Any) -> Any:
+    """NaN and infinities (no JSON for them) as null, in nested lists and dicts too."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    return value
+
+
 def emit_json(data: Any, indent: int | None = None) -> None:
-    """JSON on stdout, written as is (no wrapping), with every control character escaped."""
-    text = json.dumps(data, ensure_ascii=False, sort_keys=True, indent=indent, allow_nan=False)
+    """Valid JSON on stdout, written as is (no wrapping), every control character escaped."""
+    text = json.dumps(_finite(data), ensure_ascii=False, sort_keys=True, indent=indent,
+                      allow_nan=False)
     print(_JSON_UNSAFE.sub(_json_safe, text), flush=True)
 
 
