@@ -36,7 +36,7 @@ def _quotes(settings: Settings, capsys: pytest.CaptureFixture[str]) -> list[str]
     return [row["q"] for row in json.loads(capsys.readouterr().out)]
 
 
-@pytest.mark.parametrize("query", [
+WRITES = [
     "MATCH ()-[e:EVIDENCE_FOR]->() SET e.quote = 'forged'",
     "MATCH (n) DETACH DELETE n",
     "MATCH (c:Concept) REMOVE c.title",
@@ -45,15 +45,18 @@ def _quotes(settings: Settings, capsys: pytest.CaptureFixture[str]) -> list[str]
     "COPY (MATCH (c:Concept) RETURN c.title) TO '{out}'",
     "LOAD FROM '{out}' RETURN *",
     "match (c:Concept) /* sneaky */ set c.title = 'x'",
-])
+]
+
+
 def test_writes_are_refused_and_change_nothing(
-    synced: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str], query: str
+    synced: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     before = _quotes(synced, capsys)
     out = tmp_path / "leak.csv"
-    assert _cli(synced, "cypher", query.replace("{out}", str(out))) == 1
-    err = capsys.readouterr().err
-    assert "cypher is read-only: the query uses" in err and "conceptmem sync" in err
+    for query in WRITES:
+        assert _cli(synced, "cypher", query.replace("{out}", str(out))) == 1, query
+        err = capsys.readouterr().err
+        assert "cypher is read-only: the query uses" in err and "conceptmem sync" in err
     assert not out.exists()
     assert _quotes(synced, capsys) == before
     assert _cli(synced, "verify") == 0
