@@ -18,7 +18,7 @@ from staging.errors import StoreNotFound
 from staging.gardener_repo import GardenerRepo
 from staging.lock import writes_store
 
-__all__ = ["garden_store", "parse_params", "revert_store", "summary_lines"]
+__all__ = ["check_trials", "garden_store", "parse_params", "revert_store", "summary_lines"]
 
 # name -> (type, lowest, highest) for numbers, or the allowed choices (the tuner's space)
 _PARAMS: dict[str, tuple[type, float, float | None] | tuple[str, ...]] = {
@@ -29,6 +29,13 @@ _PARAMS: dict[str, tuple[type, float, float | None] | tuple[str, ...]] = {
     "min_samples": (int, 1, None),
     "cluster_selection_method": ("eom", "leaf"),
 }
+
+
+def check_trials(trials: int | None) -> None:
+    """``--trials`` is a count: 0 (no study) or more."""
+    if trials is not None and trials < 0:
+        raise ConfigurationError(f"--trials must be >= 0, got {trials}",
+                                 "pass --trials 12 (0 clusters with the pinned or default values)")
 
 
 def parse_params(pairs: list[str]) -> dict[str, Any]:
@@ -84,9 +91,7 @@ def garden_store(
     Decay measures age against the latest evidence time in the store, not the wall clock, so
     gardening an old export does not turn every concept weak at once.
     """
-    if trials is not None and trials < 0:
-        raise ConfigurationError(f"--trials must be >= 0, got {trials}",
-                                 "pass --trials 12 (0 clusters with the pinned or default values)")
+    check_trials(trials)
     if not settings.staging_db.exists():
         raise StoreNotFound(f"no staging database in {settings.store}",
                             "run `conceptmem run PATH...` (or ingest + extract) first")
