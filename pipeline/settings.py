@@ -60,6 +60,9 @@ class Settings(BaseSettings):
     mapper_embedding_threshold: float = 0.95
     mapper_embedding_min_fuzzy: float = 50.0
     mapper_min_quote_chars: int = 3
+    # a new concept from a mention below this confidence starts ``weak`` (a hypothesis) and
+    # becomes ``active`` when evidence from a second message attaches to it
+    mapper_weak_below: float = 0.35
 
     # -- graph --------------------------------------------------------------------------------
     graph_backend: Literal["embedded", "neo4j"] = "embedded"

@@ -3,6 +3,11 @@
 For each mention of one extraction, in order: decide (pure rules in ``decide``) then apply the
 decision through ``ConceptRepo`` (concept row, evidence, revision snapshot, decision row), then
 resolve the extraction's relations by title. The caller wraps one extraction in one transaction.
+
+Tentative mentions (confidence below ``mapper_weak_below``) attach where a concept fits: one
+whose name they repeat lends them its type. When none fits they create a ``weak`` concept (a
+hypothesis with one piece of evidence), which becomes ``active`` when evidence from a second
+message attaches to it; so coverage grows without adding an active concept per sentence.
 """
 
 from __future__ import annotations
@@ -93,7 +98,8 @@ class SemanticMapper:
         vectors = self.index.embed_names([normalize_name(i.mention.title) for i in inputs])
         cosines = self.index.cosines(vectors)  # one matrix product for the whole extraction
         mapped: list[tuple[str, MappingInput]] = []
-        for column, (item, vector) in enumerate(zip(inputs, vectors, strict=True)):
+        for column, (given, vector) in enumerate(zip(inputs, vectors, strict=True)):
+            item = self._fitted(given)
             decision = self.decide(item, vector, cosines[:, column])
             self.apply(decision, item, prov, tally)
             if decision.concept_id in self.index.concepts and item.verification.verified:
@@ -106,6 +112,23 @@ class SemanticMapper:
         return tally
 
     # -- deciding ------------------------------------------------------------------------------
+    def _fitted(self, item: MappingInput) -> MappingInput:
+        """A tentative mention takes the type of the live concept its name already names."""
+        mention = item.mention
+        if mention.confidence >= self.settings.mapper_weak_below:
+            return item
+        owners = sorted(
+            (self.index.concepts[cid].state != "active", cid)
+            for cid in self.index.alias.get(normalize_name(mention.title), [])
+            if cid in self.index.concepts
+        )
+        if not owners:
+            return item
+        kind = self.index.concepts[owners[0][1]].type
+        if kind == mention.type:
+            return item
+        return replace(item, mention=mention.model_copy(update={"type": kind}))
+
     def decide(
         self, item: MappingInput, vector: FloatMatrix, cosines: FloatMatrix | None = None
     ) -> Decision:
@@ -149,12 +172,18 @@ class SemanticMapper:
             return Decision("reject", concept_id, "duplicate_evidence", dict(scores))
         row = archived or self.index.concepts[concept_id]
         refinement = refinement_for(row, item.mention, self.limits)
-        if archived is not None:
+        if archived is not None or self._confirms(row, check.message_id):
             refinement = replace(refinement, state="active")
         if refinement:
             return Decision("refine", concept_id, f"{reason}; {refinement.summary()}",
                             dict(scores), refinement)
         return Decision("attach", concept_id, reason, dict(scores))
+
+    def _confirms(self, row: ConceptRow, message_id: str) -> bool:
+        """A weak concept gets evidence from a message other than those it already has."""
+        if row.state != "weak":
+            return False
+        return any(span.message_id != message_id for span in self.repo.evidence_for(row.id))
 
     def _retired_target(
         self, concept_id: str
@@ -207,7 +236,8 @@ class SemanticMapper:
         mention = item.mention
         row = ConceptRow(
             id=decision.concept_id, title=mention.title.strip(), type=mention.type,
-            description=mention.description.strip(), state="active",
+            description=mention.description.strip(),
+            state="weak" if mention.confidence < self.settings.mapper_weak_below else "active",
             confidence=mention.confidence, aliases=[], revision_count=0,
             first_seen=seen, last_seen=seen,
         )
