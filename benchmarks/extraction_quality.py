@@ -4,14 +4,17 @@ For each dataset (the bundled sample, the shared ChatGPT/Claude exports, LoCoMo)
 files into a fresh temp store, runs the real ``extract`` stage offline (segmenter, extractor,
 evidence verification, mapper), then reads the SQLite files and prints:
 
-- ``gold``: share of LoCoMo QA gold-evidence turns that carry >= 1 evidence span of an active
-  concept (LoCoMo only); ``obs``: the same for the turns LoCoMo's ``observation`` facts cite;
+- ``gold``: share of LoCoMo QA gold-evidence turns that carry >= 1 evidence span of a live
+  (active or weak) concept, ``gold-active`` of an active one (LoCoMo only); ``obs``: the same
+  for the turns LoCoMo's ``observation`` facts cite;
 - ``human``: share of substantive human turns (>= 4 words, not a greeting) with evidence;
-- ``c/1k``: active concepts per 1,000 stored messages; ``types``: share of active concepts by type;
+- ``c/1k``: active concepts per 1,000 stored messages (``c/1k-human``: per 1,000 substantive
+  human turns; ``live/1k``: active + weak per 1,000 messages); ``types``: active concepts by type;
 - ``msg/s``: messages per second of the whole extract stage (wall clock, this machine), and
   ``msg/cpu-s`` per second of CPU time of this process (less sensitive to a shared machine);
 - ``junk``: share of active concepts, among those the labelled fixture covers, labelled junk
-  (``tests/fixtures/concept_labels.json``), with how many were labelled.
+  (``tests/fixtures/concept_labels.json``), with how many were labelled (``-live``: active
+  and weak concepts).
 
 Each figure is printed next to the baseline: the figures of ``offline:v1`` (main before issue 9),
 recorded by this same script into ``benchmarks/extraction_quality_baseline.json`` with
@@ -65,10 +68,10 @@ def substantive(text: str) -> bool:
     return len(words) >= 4 and not (len(words) < 8 and _GREETING.match(text))
 
 
-def _covered_messages(staging: sqlite3.Connection) -> set[str]:
+def _covered_messages(staging: sqlite3.Connection, states: tuple[str, ...]) -> set[str]:
     rows = staging.execute(
         "SELECT DISTINCT e.message_id FROM evidence e JOIN concepts c ON c.id = e.concept_id"
-        " WHERE c.state = 'active'"
+        f" WHERE c.state IN ({','.join('?' * len(states))})", states,
     )
     return {r[0] for r in rows}
 
@@ -121,7 +124,8 @@ def measure(name: str, paths: list[Path], labels: dict[str, str]) -> dict[str, A
 
 def _figures(source: sqlite3.Connection, staging: sqlite3.Connection, labels: dict[str, str],
              locomo: list[Path]) -> dict[str, Any]:
-    covered = _covered_messages(staging)
+    covered = _covered_messages(staging, ("active", "weak"))
+    active = _covered_messages(staging, ("active",))
     rows = source.execute(
         "SELECT m.id, m.role, m.text, m.external_id, c.external_id FROM messages m"
         " JOIN conversations c ON c.id = m.conversation_id"
@@ -129,33 +133,53 @@ def _figures(source: sqlite3.Connection, staging: sqlite3.Connection, labels: di
     # LoCoMo: both speakers are people, whatever role an importer gave them
     human = [r for r in rows if (r[1] == "user" or locomo) and substantive(r[2])]
     titles = staging.execute("SELECT title, type FROM concepts WHERE state = 'active'").fetchall()
+    live = staging.execute("SELECT title FROM concepts WHERE state IN ('active', 'weak')")
+    live_titles = [t for (t,) in live]
     types = Counter(t for _, t in titles)
-    judged = [labels[normalize_name(t)] for t, _ in titles if normalize_name(t) in labels]
     figures: dict[str, Any] = {
         "messages": len(rows),
-        "human": round(sum(r[0] in covered for r in human) / max(1, len(human)), 3),
+        "human": _share(human, covered),
+        "human-active": _share(human, active),
         "c/1k": round(1000 * len(titles) / max(1, len(rows)), 1),
+        "c/1k-human": round(1000 * len(titles) / max(1, len(human)), 1),
+        "live/1k": round(1000 * len(live_titles) / max(1, len(rows)), 1),
         "types": {k: round(v / max(1, len(titles)), 3) for k, v in types.most_common()},
-        "junk": round(judged.count("junk") / len(judged), 3) if judged else None,
-        "labelled": f"{len(judged)}/{len(titles)}",
+        **_junk([t for t, _ in titles], labels, ""),
+        **_junk(live_titles, labels, "-live"),
     }
     if locomo:
         by_turn = {(r[4], r[3]): r[0] for r in rows}
         gold, observed = _locomo_turns(locomo[0])
         for key, turns in (("gold", gold), ("obs", observed)):
-            known = [by_turn[t] for t in turns if t in by_turn]
-            figures[key] = round(sum(m in covered for m in known) / max(1, len(known)), 3)
+            known = [(by_turn[t],) for t in turns if t in by_turn]
+            figures[key] = _share(known, covered)
+            figures[f"{key}-active"] = _share(known, active)
     return figures
 
 
+def _share(rows: list[Any], covered: set[str]) -> float:
+    return round(sum(r[0] in covered for r in rows) / max(1, len(rows)), 3)
+
+
+def _junk(titles: list[str], labels: dict[str, str], suffix: str) -> dict[str, Any]:
+    judged = [labels[normalize_name(t)] for t in titles if normalize_name(t) in labels]
+    return {
+        f"junk{suffix}": round(judged.count("junk") / len(judged), 3) if judged else None,
+        f"labelled{suffix}": f"{len(judged)}/{len(titles)}",
+    }
+
+
 def _line(name: str, now: dict[str, Any], before: dict[str, Any] | None) -> str:
-    parts = [f"{name:8s}"]
-    for key in ("gold", "obs", "human", "c/1k", "msg/s", "msg/cpu-s", "junk", "labelled"):
+    parts = [f"{name}:"]
+    keys = ("gold", "gold-active", "obs", "obs-active", "human", "human-active", "c/1k",
+            "c/1k-human", "live/1k", "msg/s", "msg/cpu-s", "junk", "labelled", "junk-live",
+            "labelled-live")
+    for key in keys:
         if key not in now:
             continue
         old = before.get(key) if before else None
-        parts.append(f"{key}={now[key]} (baseline {old})")
-    return "  ".join(parts)
+        parts.append(f"  {key:14s} {now[key]!s:>10s}  (baseline {old})")
+    return "\n".join(parts)
 
 
 def _types(now: dict[str, Any], before: dict[str, Any] | None) -> str:

@@ -146,9 +146,12 @@ class OfflineExtractor:
         patterned = bool(drafts)
         ranked = rank(sentence.text, found, counts, self.embedder)
         for candidate in ranked:
-            if candidate.proper or counts[_key(candidate.text)] >= 2:
+            named = candidate.proper or candidate.words > 1
+            repeated = named and counts[_key(candidate.text)] >= 2
+            if candidate.proper or repeated:
                 kind: ConceptType = "project" if _is_project(candidate.text) else "entity"
-                drafts.append(_phrase_draft(sentence, candidate, kind, _NAMED_CONFIDENCE))
+                weight = _NAMED_CONFIDENCE if repeated else COVERAGE_CONFIDENCE
+                drafts.append(_phrase_draft(sentence, candidate, kind, weight))
         if len(drafts) > int(patterned) or not _substantive(sentence.text, lang):
             return drafts
         kind = "entity" if patterned else sentence_type(sentence.text)
@@ -206,7 +209,7 @@ def _clause(text: str, lang: str) -> Candidate | None:
     if first is None:
         return None
     title = clean_title(text[first.start() :], max_words=5).rstrip(" &+/-")
-    if len(title) < 3 or junk_reason(title, lang) == "markup":
+    if len(title) < 3 or junk_reason(title, lang) is not None:
         return None
     return Candidate(title, first.start(), first.start() + len(title), len(title.split()), False)
 

@@ -61,8 +61,11 @@ class Settings(BaseSettings):
     mapper_embedding_min_fuzzy: float = 50.0
     mapper_min_quote_chars: int = 3
     # a new concept from a mention below this confidence starts ``weak`` (a hypothesis) and
-    # becomes ``active`` when evidence from a second message attaches to it
+    # becomes ``active`` once evidence from this many distinct messages, spread over at least
+    # this many days (when messages have times), supports it: a theme that recurs
     mapper_weak_below: float = 0.35
+    mapper_confirm_messages: int = 3
+    mapper_confirm_days: float = 1.0
 
     # -- graph --------------------------------------------------------------------------------
     graph_backend: Literal["embedded", "neo4j"] = "embedded"

@@ -6,8 +6,9 @@ resolve the extraction's relations by title. The caller wraps one extraction in 
 
 Tentative mentions (confidence below ``mapper_weak_below``) attach where a concept fits: one
 whose name they repeat lends them its type. When none fits they create a ``weak`` concept (a
-hypothesis with one piece of evidence), which becomes ``active`` when evidence from a second
-message attaches to it; so coverage grows without adding an active concept per sentence.
+hypothesis with one piece of evidence), which becomes ``active`` once evidence from
+``mapper_confirm_messages`` distinct messages supports it; so coverage grows without adding an
+active concept per sentence.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+
+import numpy as np
 
 from ontology import Embedder, RawMention, normalize_name, stable_id
 from pipeline.evidence import Verification
@@ -95,7 +98,7 @@ class SemanticMapper:
         self.index = self._index_for(self.scope)
         prov = replace(prov, user_scope=self.scope[0], assistant_scope=self.scope[1])
         tally = MappingTally()
-        vectors = self.index.embed_names([normalize_name(i.mention.title) for i in inputs])
+        vectors = self._vectors(inputs)
         cosines = self.index.cosines(vectors)  # one matrix product for the whole extraction
         mapped: list[tuple[str, MappingInput]] = []
         for column, (given, vector) in enumerate(zip(inputs, vectors, strict=True)):
@@ -110,6 +113,16 @@ class SemanticMapper:
         for concept_id, item in mapped:
             tally.relations += self._relate(concept_id, item, by_title, prov)
         return tally
+
+    def _vectors(self, inputs: list[MappingInput]) -> FloatMatrix:
+        """Name vectors of confident mentions; tentative ones match by name only (zeros)."""
+        sure = [i for i, item in enumerate(inputs)
+                if item.mention.confidence >= self.settings.mapper_weak_below]
+        out = np.zeros((len(inputs), self.embedder.dim), dtype=np.float32)
+        if sure:
+            names = [normalize_name(inputs[i].mention.title) for i in sure]
+            out[sure] = self.index.embed_names(names)
+        return out
 
     # -- deciding ------------------------------------------------------------------------------
     def _fitted(self, item: MappingInput) -> MappingInput:
@@ -172,18 +185,26 @@ class SemanticMapper:
             return Decision("reject", concept_id, "duplicate_evidence", dict(scores))
         row = archived or self.index.concepts[concept_id]
         refinement = refinement_for(row, item.mention, self.limits)
-        if archived is not None or self._confirms(row, check.message_id):
+        if archived is not None or self._confirms(row, check.message_id, item.message_time):
             refinement = replace(refinement, state="active")
         if refinement:
             return Decision("refine", concept_id, f"{reason}; {refinement.summary()}",
                             dict(scores), refinement)
         return Decision("attach", concept_id, reason, dict(scores))
 
-    def _confirms(self, row: ConceptRow, message_id: str) -> bool:
-        """A weak concept gets evidence from a message other than those it already has."""
+    def _confirms(self, row: ConceptRow, message_id: str, at: datetime | None) -> bool:
+        """A weak concept recurs: evidence from ``mapper_confirm_messages`` distinct messages
+        over ``mapper_confirm_days`` (times unknown: the message count alone decides)."""
         if row.state != "weak":
             return False
-        return any(span.message_id != message_id for span in self.repo.evidence_for(row.id))
+        times = [datetime.fromisoformat(t) for t in (row.first_seen, row.last_seen) if t]
+        times += [at] if at is not None else []
+        if times and (max(times) - min(times)).total_seconds() < (
+            86400 * self.settings.mapper_confirm_days
+        ):
+            return False
+        seen = {span.message_id for span in self.repo.evidence_for(row.id)} | {message_id}
+        return len(seen) >= self.settings.mapper_confirm_messages
 
     def _retired_target(
         self, concept_id: str

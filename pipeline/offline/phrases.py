@@ -67,7 +67,9 @@ _GENERIC = _words(
     " method function class object string error output input process detail details topic"
     " software hardware app application tool tools service page site website user users"
     " experience chance sense feeling feelings friend friends family kids everything fun"
-    " picture photo image pic goal goals plan plans"
+    " picture photo image pic goal goals plan plans difference support impact key reminder"
+    " journey advice care event talk chat news update updates stories story memories moments"
+    " lots bunch couple glad pleasure luck hope wish congrats congratulations"
 )
 _UI = _words(
     "click tap press button submit cancel ok save delete edit copy paste download upload login"
@@ -87,7 +89,9 @@ _VERB_SUFFIXES = ("ing", "ed", "ize", "ise", "ify", "eren", "en")
 _ADJECTIVES = _words(
     "good great nice new old big small little happy sad easy hard simple best better awesome"
     " amazing cool fine bad worse worst right wrong true real sure important different same"
-    " other own main whole full free open high low long short quick fast slow young"
+    " other own main whole full free open high low long short quick fast slow young tough"
+    " proud glad special awesome super cute lovely beautiful wonderful incredible fantastic"
+    " excited thrilled grateful thankful sorry busy tired crazy wild huge tiny"
     " gemakkelijk makkelijk moeilijk leuk goed mooi groot klein nieuw"
 )
 _CODE_SHAPE = re.compile(
