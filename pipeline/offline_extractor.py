@@ -181,7 +181,17 @@ class OfflineExtractor:
 
 def _split(message: SegmentMessage, who: str) -> list[_Sentence]:
     text = message.text
-    return [_Sentence(message, s, text[s.start : s.end], who) for s in sentences(text)]
+    split = [_Sentence(message, s, text[s.start : s.end], who) for s in sentences(text)]
+    return [s for s in split if not _code_or_label(s.text)]
+
+
+def _code_or_label(sentence: str) -> bool:
+    """A line of code, CSS or a comment ("padding: 8px;", "// init") or a form label ("Name:")."""
+    if sentence.startswith(("//", "/*", "#", "<", "{", "}", "$ ", ">>>")):
+        return True
+    if sum(sentence.count(ch) for ch in "{};=<>") >= 2 or sentence.rstrip().endswith(";"):
+        return True
+    return sentence.endswith(":") and len(sentence.split()) <= 6
 
 
 def _key(phrase: str) -> str:

@@ -94,8 +94,15 @@ _ADJECTIVES = _words(
     " excited thrilled grateful thankful sorry busy tired crazy wild huge tiny"
     " gemakkelijk makkelijk moeilijk leuk goed mooi groot klein nieuw"
 )
+_DATE_WORDS = _words(
+    "january february march april may june july august september october november december"
+    " monday tuesday wednesday thursday friday saturday sunday mondays tuesdays wednesdays"
+    " thursdays fridays saturdays sundays morning mornings evening evenings afternoon night"
+    " nights weekend weekends easter christmas summer winter spring autumn fall ago"
+    " first second third last next early late"
+)
 _CODE_SHAPE = re.compile(
-    r"^[a-z]{2,}[A-Z]\w*|\w+_\w+|\w+\.\w+\.?\w*|\w+\(\)|[=<>{}\[\]$%@#/\\|~^`]|::|->|^\d[\d.,:%]*$"
+    r"^\d+(?:px|em|rem|pt|vh|vw|ms|fr|deg)$|^#[0-9a-f]{3,8}$|^[a-z]{2,}[A-Z]\w*|\w+_\w+|\w+\.\w+\.?\w*|\w+\(\)|[=<>{}\[\]$%@#/\\|~^`]|::|->|^\d[\d.,:%]*$"
 )
 _MARKUP = re.compile(r"\{\{|\}\}|\{%|%\}|<[^>]*>|&\w+;|\[/?\w+\]|^\W+$|\*\*|__")
 
@@ -161,7 +168,7 @@ def candidates(sentence: str, lang: str) -> list[Candidate]:
 
 def _verb_here(word: str, previous: str, after: str, first: bool, lang: str) -> bool:
     """"to validate", "I love", "validate the idea", "painted": a verb, not a noun."""
-    if previous in _VERB_INTRODUCERS or (first and after in _DETERMINERS):
+    if previous in _VERB_INTRODUCERS or (after in _DETERMINERS and (first or word.islower())):
         return True
     low = word.casefold()
     return lang == "en" and word.islower() and low.endswith("ed") and len(low) > 4
@@ -172,6 +179,12 @@ def _is_marker(word: str) -> bool:
 
 
 def _emit(sentence: str, run: list[re.Match[str]], lang: str) -> list[Candidate]:
+    if not run:
+        return []
+    while run and run[-1].group(0).casefold().endswith("ly") and len(run[-1].group(0)) > 4:
+        run = run[:-1]  # "Rust properly": the adverb is not part of the name
+    while run and run[0].group(0)[0].isdigit():
+        run = run[1:]  # "45-minute sessions", "3 weeks": a count is not a name
     if not run:
         return []
     run = run[-_MAX_WORDS:]  # the head of an English noun phrase is at its end
@@ -193,7 +206,9 @@ def _weak_edge(word: str, lang: str) -> bool:
 
 
 def _is_proper(word: str, offset: int, sentence: str) -> bool:
-    if any(ch.isdigit() for ch in word) or (len(word) > 1 and word.isupper()):
+    if (len(word) > 1 and word.isupper()) or (
+        any(ch.isdigit() for ch in word) and any(ch.isupper() for ch in word)
+    ):
         return True
     if not word[0].isupper():
         return False
@@ -219,6 +234,10 @@ def junk_reason(phrase: str, lang: str = "en") -> str | None:
     stops = function_words(lang)
     if words[-1].casefold() in stops or words[0].casefold() in stops:
         return "function_word_edge"
+    if all(w.casefold() in _DATE_WORDS or w[0].isdigit() for w in words):
+        return "date"
+    if words[-1].casefold().endswith("ly") and len(words[-1]) > 4:
+        return "adverb_edge"
     if len(words) > 1:
         return None
     return _single_word_junk(words[0], lang)
