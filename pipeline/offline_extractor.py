@@ -57,7 +57,8 @@ _MAX_SENTENCE_CHARS = 600  # phrases come from the start of very long "sentences
 _LONG_TITLE_WORDS = 8
 _NAMED_CONFIDENCE = 0.45
 _ASSISTANT_CONFIDENCE = 0.3
-_ASSISTANT_CHARS = 3000
+_ASSISTANT_CHARS = 1500
+_NAME_HINT = re.compile(r"(?<=[\w,;] )[A-Z]|[A-Z]{2}|\d[A-Za-z]|[A-Za-z]\d")
 _MIN_WORDS = 4
 _PROJECT_WORDS = _word_set(
     "app application tool library website site startup book thesis project platform bot game"
@@ -171,6 +172,8 @@ class OfflineExtractor:
                 if budget <= 0:
                     return drafts
                 budget -= len(sentence.text)
+                if not _NAME_HINT.search(sentence.text):  # no name in it: skip the tokenizer
+                    continue
                 for candidate in candidates(sentence.text[:_MAX_SENTENCE_CHARS], lang):
                     if candidate.proper and (candidate.words > 1 or counts[_key(candidate.text)]):
                         drafts.append(_phrase_draft(

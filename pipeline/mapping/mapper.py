@@ -98,8 +98,10 @@ class SemanticMapper:
         self.index = self._index_for(self.scope)
         prov = replace(prov, user_scope=self.scope[0], assistant_scope=self.scope[1])
         tally = MappingTally()
-        vectors = self._vectors(inputs)
-        cosines = self.index.cosines(vectors)  # one matrix product for the whole extraction
+        vectors, sure = self._vectors(inputs)
+        cosines = np.zeros((len(self.index.names), len(inputs)), dtype=np.float32)
+        if sure:  # one matrix product for the confident mentions of the whole extraction
+            cosines[:, sure] = self.index.cosines(vectors[sure])
         mapped: list[tuple[str, MappingInput]] = []
         for column, (given, vector) in enumerate(zip(inputs, vectors, strict=True)):
             item = self._fitted(given)
@@ -114,15 +116,16 @@ class SemanticMapper:
             tally.relations += self._relate(concept_id, item, by_title, prov)
         return tally
 
-    def _vectors(self, inputs: list[MappingInput]) -> FloatMatrix:
-        """Name vectors of confident mentions; tentative ones match by name only (zeros)."""
+    def _vectors(self, inputs: list[MappingInput]) -> tuple[FloatMatrix, list[int]]:
+        """Name vectors of confident mentions (and their columns); tentative ones match by
+        name only (zeros)."""
         sure = [i for i, item in enumerate(inputs)
                 if item.mention.confidence >= self.settings.mapper_weak_below]
         out = np.zeros((len(inputs), self.embedder.dim), dtype=np.float32)
         if sure:
             names = [normalize_name(inputs[i].mention.title) for i in sure]
             out[sure] = self.index.embed_names(names)
-        return out
+        return out, sure
 
     # -- deciding ------------------------------------------------------------------------------
     def _fitted(self, item: MappingInput) -> MappingInput:
