@@ -280,6 +280,8 @@ def _meaningful(title: str, pattern: Pattern, lang: str) -> bool:
     content = [w for w in words if w.casefold() not in stops]
     if len(title) < 3 or not content or (pattern.family == "event" and len(words) < 2):
         return False
+    if pattern.family in ("event", "behavioral_pattern") and not candidates(title, lang):
+        return False  # "always struggle", "started": a habit or event names something
     return len(content) >= 2 or words[-1].casefold() not in _DANGLING
 
 

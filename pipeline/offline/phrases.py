@@ -47,6 +47,8 @@ _EXTRA_FUNCTION = {
         " can could would should will shall may might must"
         " yesterday today tomorrow tonight ago last next recently lately soon now then"
         " week weeks weekend weekends month months year years night day days"
+        " one two three four five six seven eight nine ten eleven twelve fifteen twenty"
+        " eighteen hundred thousand"
     ),
     "nl": _words(
         "ik je jij u we wij ze zij hij het mijn jouw uw ons onze hun is zijn was waren ben bent"
@@ -67,7 +69,7 @@ _GENERIC = _words(
     " method function class object string error output input process detail details topic"
     " software hardware app application tool tools service page site website user users"
     " experience chance sense feeling feelings friend friends family kids everything fun"
-    " picture photo image pic goal goals plan plans difference support impact key reminder"
+    " picture photo image pic goal goals plan plans difference support impact reminder"
     " journey advice care event talk chat news update updates stories story memories moments"
     " lots bunch couple glad pleasure luck hope wish congrats congratulations"
 )
@@ -79,6 +81,7 @@ _UI = _words(
 _VERB_INTRODUCERS = _words(
     "to i you we they can could will would should must might may please don't didn't"
     " doesn't won't can't let's i'll we'll i'd i'm ik je jij we wij om te"
+    " always never usually often sometimes also just really still rarely"
 )
 _DETERMINERS = _words(
     "the a an my your our his her their this that these those some any de het een mijn je"
@@ -154,7 +157,7 @@ def candidates(sentence: str, lang: str) -> list[Candidate]:
         word, low = match.group(0), match.group(0).casefold()
         gap = sentence[last_end : match.start()]
         after = tokens[i + 1].group(0).casefold() if i + 1 < len(tokens) else ""
-        verb = _verb_here(word, previous if not gap.strip() else "", after, not run, lang)
+        verb = _verb_here(word, previous if not gap.strip() else "", after, i == 0, lang)
         stop = low in stops or lemma(low, lang) in stops
         if run and (gap.strip() or stop or verb):
             found.extend(_emit(sentence, run, lang))
@@ -168,7 +171,9 @@ def candidates(sentence: str, lang: str) -> list[Candidate]:
 
 def _verb_here(word: str, previous: str, after: str, first: bool, lang: str) -> bool:
     """"to validate", "I love", "validate the idea", "painted": a verb, not a noun."""
-    if previous in _VERB_INTRODUCERS or (after in _DETERMINERS and (first or word.islower())):
+    if not (first or word.islower()):
+        return False  # "to Lisbon": a name, not a verb
+    if previous in _VERB_INTRODUCERS or after in _DETERMINERS:
         return True
     low = word.casefold()
     return lang == "en" and word.islower() and low.endswith("ed") and len(low) > 4
@@ -192,6 +197,8 @@ def _emit(sentence: str, run: list[re.Match[str]], lang: str) -> list[Candidate]
         run = run[1:]
     start, end = run[0].start(), run[-1].end()
     text = sentence[start:end].rstrip(".'’-")
+    if text.endswith(("'s", "’s")):
+        text = text[:-2]
     end = start + len(text)
     if junk_reason(text, lang) is not None:
         return []
