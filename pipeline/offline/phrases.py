@@ -69,7 +69,7 @@ _GENERIC = _words(
     " method function class object string error output input process detail details topic"
     " software hardware app application tool tools service page site website user users"
     " experience chance sense feeling feelings friend friends family kids everything fun"
-    " picture photo image pic goal goals plan plans difference support impact reminder"
+    " picture photo image pic goal goals plan plans difference support impact reminder task tasks"
     " journey advice care event talk chat news update updates stories story memories moments"
     " lots bunch couple glad pleasure luck hope wish congrats congratulations"
 )
