@@ -39,6 +39,7 @@ from ontology import normalize_name
 from pipeline.embeddings import build_embedder
 from pipeline.extract import extract_store
 from pipeline.ingest import ingest_paths
+from pipeline.offline.phrases import junk_reason
 from pipeline.offline_extractor import OfflineExtractor
 from pipeline.settings import Settings
 
@@ -204,6 +205,19 @@ def _types(now: dict[str, Any], before: dict[str, Any] | None) -> str:
     return f"          types: {fmt(now['types'])}\n          baseline types: {old}"
 
 
+def filter_figures() -> str:
+    """The junk filter alone on every labelled title: what it passes and what it rejects."""
+    if not LABELS.exists():
+        return "junk filter: no labelled fixture"
+    items = json.loads(LABELS.read_text(encoding="utf-8"))["concepts"]
+    passed = [i["label"] for i in items if junk_reason(i["title"]) is None]
+    rejected = [i["label"] for i in items if junk_reason(i["title"]) is not None]
+    return (f"junk filter on {len(items)} labelled titles: passes {len(passed)}"
+            f" ({passed.count('junk') / max(1, len(passed)):.3f} of them junk), rejects"
+            f" {len(rejected)} ({rejected.count('junk') / max(1, len(rejected)):.3f} of them"
+            f" junk); labelled junk overall {sum(i['label'] == 'junk' for i in items)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data", type=Path, default=Path("/work/shared/data"))
@@ -230,6 +244,7 @@ def main() -> None:
     for suffix, what in (("", "active"), ("-live", "active + weak")):
         before = pooled(baseline, suffix) if baseline else "-"
         print(f"labelled-set junk ({what}): {pooled(results, suffix)}  (baseline {before})")
+    print(filter_figures())
     if args.record_baseline:
         BASELINE.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
         print(f"baseline written to {BASELINE}")
