@@ -70,3 +70,24 @@ def test_two_human_sharegpt_keeps_each_speaker(settings: Settings, tmp_path: Pat
     descriptions = {d for (d,) in staging.execute("SELECT description FROM concepts")}
     assert "Something Ana wants to achieve: sell bowls at the market." in descriptions
     assert any(d.startswith("A recurring behaviour of Ben") for d in descriptions)
+
+
+def test_offline_rerun_on_unchanged_input_changes_nothing(settings: Settings) -> None:
+    hashing = settings.model_copy(update={"embedder": "hashing"})
+    ingest_paths(hashing, [FIXTURES / "locomo_excerpt.json"])
+
+    def dump() -> list[tuple[object, ...]]:
+        db = sqlite3.connect(hashing.staging_db)
+        rows = db.execute("SELECT id, title, type, state, confidence, aliases, description"
+                          " FROM concepts ORDER BY id").fetchall()
+        rows += db.execute("SELECT id, concept_id, message_id FROM evidence ORDER BY id").fetchall()
+        db.close()
+        return rows
+
+    first_report = extract_store(hashing, offline=True)
+    first = dump()
+    states = {r[3] for r in first if len(r) == 7}
+    assert first_report.mapping.evidence > 0 and states == {"active", "weak"}
+    again = extract_store(hashing, offline=True)
+    assert dump() == first
+    assert again.segments_done == 0 and again.mapping.evidence == 0
