@@ -25,6 +25,10 @@ class Settings(BaseSettings):
     store: Path = Field(default=Path("conceptmem-store"), description="Store directory.")
     user_scope: str = "default-user"
     assistant_scope: str = "default-assistant"
+    lock_wait_s: float = Field(
+        default=0.0, ge=0.0, allow_inf_nan=False,
+        description="Seconds a writing stage waits for another writer to finish (0: refuse).",
+    )
 
     # -- segmentation -----------------------------------------------------------------------
     segment_max_tokens: int = 1200

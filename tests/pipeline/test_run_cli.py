@@ -73,7 +73,8 @@ def test_extract_without_a_store_names_the_next_step(
 ) -> None:
     assert main(["--store", str(store), "extract"]) == 1
     err = capsys.readouterr().err
-    assert "no source database" in err and "ingest" in err
+    assert f"no store at {store}" in err and "ingest" in err
+    assert not store.exists()  # a reading or failing command creates no store
 
 
 def test_stage_list_is_extensible(settings: Settings) -> None:
