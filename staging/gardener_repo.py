@@ -23,7 +23,8 @@ from staging.staging_store import Provenance
 __all__ = ["GARDEN_TABLES", "GardenerRepo", "PlanNotRevertible"]
 
 GARDEN_TABLES = (
-    "concepts", "evidence", "relations", "concept_links", "topics", "topic_memberships"
+    "concepts", "evidence", "relations", "concept_links", "topics", "topic_memberships",
+    "parent_topics", "topic_outliers",
 )
 _REVERT_ACTION = {"merge": "unmerge", "split": "unsplit"}
 
