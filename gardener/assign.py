@@ -1,8 +1,10 @@
 """Nearest-topic assignment: new concepts into existing topics, outliers on request.
 
 A topic is summarised by the unit centroid of its *clustered* members' embeddings and an
-acceptance radius: the cosine similarity to the centroid that ``quantile`` of those members
-reach (members joined later by assignment do not move either, so assignment is idempotent).
+acceptance radius: the cosine similarity that all but ``quantile`` of those members reach to
+the centroid of the *other* members (leave-one-out, so a member's own pull on the centroid does
+not make the radius stricter than what a newcomer can meet). Members joined later by
+assignment move neither, so assignment is idempotent.
 A concept joins the most similar topic when its similarity reaches that topic's radius;
 otherwise it stays an outlier, and the nearest topic and similarity are still reported.
 This is BERTopic's ``reduce_outliers(strategy="embeddings")`` with a per-topic threshold
@@ -52,10 +54,20 @@ def centroids_for(
     radius = np.zeros(len(ids))
     for row, topic in enumerate(ids):
         block = unit[np.asarray(members[topic], dtype=np.int64)]
-        centre = block.mean(axis=0)
-        cents[row] = centre / (np.linalg.norm(centre) + 1e-12)
-        radius[row] = float(np.quantile(block @ cents[row], quantile))
+        total = block.sum(axis=0)
+        cents[row] = total / (np.linalg.norm(total) + 1e-12)
+        radius[row] = _loo_radius(block, total, quantile)
     return TopicCentroids(ids, cents, radius)
+
+
+def _loo_radius(block: npt.NDArray[np.float32], total: npt.NDArray[np.float32],
+                quantile: float) -> float:
+    """The ``quantile`` of member-to-centroid-of-the-others similarity (1.0 for one member)."""
+    if len(block) < 2:
+        return 1.0
+    others = total[None, :] - block
+    norms = np.linalg.norm(others, axis=1) + 1e-12
+    return float(np.quantile(np.sum(block * others, axis=1) / norms, quantile))
 
 
 def assign(vectors: npt.NDArray[np.float32], topics: TopicCentroids) -> list[Assignment]:

@@ -4,6 +4,8 @@ All documents of one class (topic) are joined into one; a term's weight in class
 ``tf(t, c) * log(1 + A / f(t))`` where ``tf`` is the term's frequency in the class normalised by
 the class length, ``A`` the average number of words per class and ``f(t)`` the term's frequency
 over all classes (BERTopic's formulation). Ties break alphabetically, so labels are deterministic.
+Terms that occur in at least two of the class's documents rank before the others: a word from
+one concept's quote describes that concept, not the topic.
 
 Stop words: every language found in the documents (py3langid, restricted to the languages that
 stopwordsiso has a list for, on documents of at least ``MIN_DETECT_WORDS`` words) contributes
@@ -22,6 +24,7 @@ from functools import lru_cache
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = [
     "FALLBACK_STOP",
@@ -126,12 +129,27 @@ def ctfidf_keywords(
     avg_words = float(words_per_class.mean()) or 1.0
     idf = np.log(1.0 + avg_words / tf.sum(axis=0))
     weights = tf / np.maximum(words_per_class, 1.0)[:, None] * idf[None, :]
+    spread = _spread(class_docs, stop, index)
     keywords = []
     for row in range(len(counts)):
-        present = np.flatnonzero(tf[row] > 0)
-        order = sorted(present.tolist(), key=lambda i, r=row: (-weights[r, i], vocab[i]))
+        present = np.flatnonzero(tf[row] > 0).tolist()
+        order = sorted(present, key=lambda i, r=row: (
+            bool(spread[r][i] < 2), -weights[r, i], vocab[i]))
         keywords.append([vocab[i] for i in order[:top_n]])
     return keywords
+
+
+def _spread(class_docs: Sequence[Sequence[str]], stop: frozenset[str],
+            index: dict[str, int]) -> list[npt.NDArray[np.int64]]:
+    """Per class, in how many of its documents each term occurs."""
+    out = []
+    for docs in class_docs:
+        row = np.zeros(len(index), dtype=np.int64)
+        for doc in docs:
+            for term in set(tokenize(doc, stop)):
+                row[index[term]] += 1
+        out.append(row)
+    return out
 
 
 def label_from_keywords(keywords: Sequence[str], size: int = 3) -> str:

@@ -11,7 +11,7 @@
 * ``noise_fraction``: share of concepts left as outliers (label -1).
 * ``count_penalty``: 0 while the topic count ``k`` lies in ``topic_range``, else the relative
   distance to the nearest bound (too few topics over-compress the memory, too many explode it,
-  seed 002). The range is ``[sqrt(N)/4, 2*sqrt(N)]`` for the ``population`` N of concepts being
+  seed 002). The range is ``[sqrt(N)/4, sqrt(N)]`` for the ``population`` N of concepts being
   clustered, capped by what a tuning sample of m rows can show (at most ``m/25`` and ``m/5``
   topics: about 25 and 5 sample rows per topic); for N = m the cap never binds above m = 39.
 * ``share_penalty``: 0 while the largest topic holds at most ``max_share`` of the *assigned*
@@ -91,7 +91,7 @@ def share_penalty(labels: Sequence[int] | np.ndarray, max_share: float = 0.25) -
 def topic_range(n: int, population: int | None = None) -> tuple[float, float]:
     """The topic counts that cost nothing, for ``n`` clustered rows out of ``population``."""
     root = math.sqrt(max(population or n, 1))
-    return max(2.0, min(root / 4.0, n / 25.0)), max(2.0, min(2.0 * root, n / 5.0))
+    return max(2.0, min(root / 4.0, n / 25.0)), max(2.0, min(root, n / 5.0))
 
 
 def count_penalty(k: int, n: int, population: int | None = None) -> float:

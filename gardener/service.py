@@ -50,7 +50,7 @@ class GardenOptions:
     decay_after_days: int = 180
     split_min_part: int = 2
     split_min_silhouette: float = 0.5
-    sample_size: int = 1000
+    sample_size: int = 2000
     with_stability: bool = True
     #: topics: re-cluster even below the drift threshold; the threshold; outliers -> nearest
     recluster: bool = False
@@ -91,7 +91,8 @@ class GardenReport:
             "applied_plans": len(self.applied),
             **{plan.step: {k: v for k, v in plan.stats.items() if k != "outlier_ids"}
                for plan in self.plans},
-            "topic_labels": [a["label"] for a in topics.actions] if topics else [],
+            "topic_labels": [a["label"] for a in topics.actions
+                             if a["action"] == "topic"] if topics else [],
             "study": None if self.study is None else {
                 "best_params": self.study.best_params, "best_value": self.study.best_value,
                 "trials": len(self.study.trials), "sample_size": self.study.sample_size,

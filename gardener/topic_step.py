@@ -22,6 +22,7 @@ import numpy.typing as npt
 from gardener.cluster import SMALL_INPUT, ClusterResult, cluster_vectors, default_parts
 from gardener.objective import ObjectiveWeights
 from gardener.plans import Plan
+from gardener.reduce import IdentityReducer
 from gardener.state import GardenState
 from gardener.topics import (
     current_topics,
@@ -43,7 +44,7 @@ class TopicSettings:
     seed: int = 42
     trials: int = 8
     pinned: Mapping[str, Any] = field(default_factory=dict)
-    sample_size: int = 1000
+    sample_size: int = 2000
     with_stability: bool = True
     weights: ObjectiveWeights = field(default_factory=ObjectiveWeights)
     recluster: bool = False
@@ -77,6 +78,8 @@ def cluster_concepts(
                      with_stability=opts.with_stability)
         params = study.best_params
     reducer, clusterer = default_parts(n, params, opts.seed)
+    if study is not None and study.reduced is not None and opts.reducer is None:
+        reducer, vectors = IdentityReducer(), study.reduced  # the study reduced these rows
     result = cluster_vectors(vectors, opts.reducer or reducer, opts.clusterer or clusterer)
     return result, study, params
 

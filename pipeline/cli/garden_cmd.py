@@ -25,6 +25,14 @@ def garden(
         list[str] | None,
         typer.Option("--param", help="Pin a clustering parameter, e.g. min_cluster_size=20."),
     ] = None,
+    recluster: Annotated[
+        bool, typer.Option("--recluster",
+                           help="Re-cluster topics even when few concepts changed.")
+    ] = False,
+    reassign_outliers: Annotated[
+        bool, typer.Option("--reassign-outliers",
+                           help="Move outliers within a topic's radius into it (recorded).")
+    ] = False,
     revert: Annotated[
         str | None, typer.Option("--revert", help="Undo an applied plan (e.g. unmerge) by id.")
     ] = None,
@@ -36,7 +44,8 @@ def garden(
         return
     report = garden_store(
         settings_from(ctx), dry_run=dry_run, trials=trials, seed=seed,
-        pinned=parse_params(param or []) or None,
+        pinned=parse_params(param or []) or None, recluster=recluster,
+        reassign_outliers=reassign_outliers,
     )
     for line in summary_lines(report):
         typer.echo(line)
