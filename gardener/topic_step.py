@@ -42,7 +42,7 @@ DRIFT_THRESHOLD = 0.25
 @dataclass(frozen=True)
 class TopicSettings:
     seed: int = 42
-    trials: int = 8
+    trials: int = 12
     pinned: Mapping[str, Any] = field(default_factory=dict)
     sample_size: int = 2000
     with_stability: bool = True

@@ -33,7 +33,7 @@ from gardener.hierarchy import parent_groups, parent_id
 from gardener.labels import ctfidf_keywords, label_from_keywords, stop_words_for
 from gardener.lifecycle import plan_id_for
 from gardener.plans import Plan, RowChange
-from gardener.state import GardenState, Row, label_text
+from gardener.state import GardenState, Row, concept_names
 from gardener.topic_match import match_topics, topic_events
 
 __all__ = [
@@ -83,15 +83,26 @@ def placed_concepts(state: GardenState) -> set[str]:
                       if r["active"]}
 
 
-def _docs(state: GardenState, concept_ids: Sequence[str]) -> list[str]:
+_Docs = dict[str, tuple[str, list[str]]]  # concept id -> (names, evidence quotes)
+
+
+def _docs(state: GardenState, concept_ids: Sequence[str]) -> _Docs:
     evidence = state.evidence_by_concept()
-    return [label_text(state.concept(c) or {"title": ""}, evidence.get(c, []))
-            for c in concept_ids]
+    return {c: (concept_names(state.concept(c) or {"title": ""}),
+                [str(span["quote"]) for span in evidence.get(c, []) if span.get("quote")])
+            for c in concept_ids}
 
 
-def _keywords(groups: list[list[str]], docs: dict[str, str], stop: frozenset[str],
+def _class_docs(group: Sequence[str], docs: _Docs) -> list[str]:
+    """A topic's documents: each member's names, then each distinct quote once (one sentence
+    often supports several concepts; counted per concept it would outweigh their names)."""
+    quotes = sorted({quote for c in group for quote in docs[c][1]})
+    return [docs[c][0] for c in group] + quotes
+
+
+def _keywords(groups: list[list[str]], docs: _Docs, stop: frozenset[str],
               top_n: int = 5) -> list[list[str]]:
-    return ctfidf_keywords([[docs[c] for c in group] for group in groups], top_n, stop)
+    return ctfidf_keywords([_class_docs(group, docs) for group in groups], top_n, stop)
 
 
 def _membership(layout: TopicLayout, concept: str, topic: str, prob: float, how: str) -> None:
@@ -141,7 +152,7 @@ def full_layout(
     ids = match_topics(old, clusters, placed_concepts(state) & set(concept_ids))
     groups = dict(zip(ids, clusters, strict=True))
     docs = dict(zip(concept_ids, _docs(state, concept_ids), strict=True))
-    stop = stop_words_for(docs.values())
+    stop = stop_words_for(text for names, quotes in docs.values() for text in (names, *quotes))
     layout = TopicLayout()
     for topic, members, kw in zip(ids, clusters, _keywords(clusters, docs, stop), strict=True):
         layout.add("topics", {"id": topic, "label": label_from_keywords(kw),

@@ -32,3 +32,4 @@ export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$HOME/.cache/conceptmem/numba}"
 .venv/bin/ruff check .
 .venv/bin/mypy
 .venv/bin/python -m pytest --timeout=900 "$@"
+bash .ci/notebooks.sh  # executes notebooks/*.ipynb on the bundled sample; a failing cell fails
