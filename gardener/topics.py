@@ -151,7 +151,7 @@ def full_layout(
     old = {t: set(m) for t, m in current_topics(state).items()}
     ids = match_topics(old, clusters, placed_concepts(state) & set(concept_ids))
     groups = dict(zip(ids, clusters, strict=True))
-    docs = dict(zip(concept_ids, _docs(state, concept_ids), strict=True))
+    docs = _docs(state, concept_ids)
     stop = stop_words_for(text for names, quotes in docs.values() for text in (names, *quotes))
     layout = TopicLayout()
     for topic, members, kw in zip(ids, clusters, _keywords(clusters, docs, stop), strict=True):
