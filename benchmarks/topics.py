@@ -31,6 +31,7 @@ import itertools
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -157,7 +158,7 @@ def incremental(state: GardenState, ids: list[str], vectors: np.ndarray,
     keep = [i for i, c in enumerate(ids) if c not in new]
     base_ids = [ids[i] for i in keep]
     opts = TopicSettings(seed=args.seed, trials=args.trials)
-    result, _, _ = cluster_concepts(vectors[keep], opts)
+    result, _, params = cluster_concepts(vectors[keep], opts)
     base = full_layout(state, base_ids, result, vectors[keep])
     state1 = state.with_changes(plan_topics(state, base, now=NOW).change_dicts())
     start = time.perf_counter()
@@ -165,18 +166,20 @@ def incremental(state: GardenState, ids: list[str], vectors: np.ndarray,
     inc_s = time.perf_counter() - start
     state2 = state1.with_changes(inc_plan.change_dicts())
     again, _ = plan_topic_step(state2, ids, vectors, opts, now=NOW, salt="again")
-    full_result, _, _ = cluster_concepts(vectors, opts)
-    full = full_layout(state1, ids, full_result, vectors)
     old_ids = {k[0] for k in base.rows["topics"]}
-    kept = len(old_ids & {k[0] for k in full.rows["topics"]}) / max(len(old_ids), 1)
     inc_labels = _labels_of(incremental_layout(state1, ids, vectors), ids)
-    full_labels = _labels_of(full, ids)
     print(f"  +{len(new)} concepts ({len(held)} of {len(conversations)} conversations) on"
-          f" {len(base_ids)}: incremental {inc_plan.stats['mode']} in {inc_s:.2f}s,"
-          f" assigned {inc_plan.stats.get('assigned_new')}/{len(new)};"
-          f" full re-cluster keeps {kept:.0%} of {len(old_ids)} topic ids;"
-          f" ARI incremental vs full {stability(inc_labels, full_labels):.2f};"
+          f" {len(base_ids)} in {len(old_ids)} topics: {inc_plan.stats['mode']} in {inc_s:.2f}s,"
+          f" assigned {inc_plan.stats.get('assigned_new')}/{len(new)}, keeps 100% of ids;"
           f" second run plans {len(again.changes)} changes", flush=True)
+    for name, pinned in (("same params (drift)", params), ("re-tuned (--recluster)", {})):
+        full_result, _, _ = cluster_concepts(vectors, replace(opts, pinned=pinned))
+        full = full_layout(state1, ids, full_result, vectors)
+        kept = len(old_ids & {k[0] for k in full.rows["topics"]}) / max(len(old_ids), 1)
+        print(f"  full re-cluster, {name}: keeps {kept:.0%} of {len(old_ids)} topic ids,"
+              f" {len(full.rows['topics'])} topics;"
+              f" ARI incremental vs full {stability(inc_labels, _labels_of(full, ids)):.2f}",
+              flush=True)
 
 
 def _labels_of(layout: Any, ids: list[str]) -> np.ndarray:

@@ -10,7 +10,7 @@ A dry run writes nothing at all, not even embeddings.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -204,7 +204,8 @@ def _steps(g: _Gardener, seed: int, trials: int, now: datetime,
                         reference=opts.decay_reference, salt=salt))
     g.commit(plan_invalidations(g.state, now=now, salt=salt))
     ids, vectors = g.concept_vectors()
-    settings = _topic_settings(seed, trials, pinned, opts)
+    settings = replace(_topic_settings(seed, trials, pinned, opts),
+                       previous_params=g.repo.latest_study_params())
     plan, study = plan_topic_step(g.state, ids, vectors, settings, now=now, salt=salt)
     g.report.study = study
     if study is not None and g.prov is not None:

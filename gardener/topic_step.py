@@ -6,13 +6,15 @@ count. Below ``drift_threshold`` new concepts are assigned to their nearest topi
 is re-clustered, so re-running on unchanged data plans nothing and a small ingest costs one
 matrix product; above it, or with no topics yet, or when asked (``recluster``), the concepts
 are re-clustered (an Optuna study on a sample, then one fit on all) and the new topics keep the
-ids of the old ones they continue.
+ids of the old ones they continue. A re-cluster on drift reuses the parameters of the last
+study (``previous_params``) so the granularity people know stays; a requested one (or the
+first) runs a new study.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -50,6 +52,8 @@ class TopicSettings:
     recluster: bool = False
     drift_threshold: float = DRIFT_THRESHOLD
     reassign_outliers: bool = False
+    #: best params of the last study: a drift re-cluster reuses them instead of re-tuning
+    previous_params: Mapping[str, Any] | None = None
     reducer: Any = None
     clusterer: Any = None
 
@@ -94,10 +98,13 @@ def plan_topic_step(
         layout = incremental_layout(state, concept_ids, vectors)
         layout.stats["drift"] = round(changed, 4)
         return plan_topics(state, layout, now=now, salt=salt), None
+    reason = ("requested" if opts.recluster else
+              "first clustering" if not current_topics(state) else "drift")
+    if reason == "drift" and opts.previous_params:
+        opts = replace(opts, pinned={**opts.previous_params, **opts.pinned})
     result, study, params = cluster_concepts(vectors, opts)
     layout = full_layout(state, concept_ids, result, vectors,
                          reassign_outliers=opts.reassign_outliers)
     layout.stats["drift"] = round(changed, 4)
-    layout.stats["reason"] = ("requested" if opts.recluster else
-                              "first clustering" if not current_topics(state) else "drift")
+    layout.stats["reason"] = reason
     return plan_topics(state, layout, now=now, params=params, salt=salt), study

@@ -52,6 +52,13 @@ class GardenerRepo:
         row = self.db.execute("SELECT MAX(last_seen) FROM concepts").fetchone()
         return None if row is None else row[0]
 
+    def latest_study_params(self) -> dict[str, Any] | None:
+        """The best parameters of the most recent topic study, if there was one."""
+        row = self.db.execute(
+            "SELECT best_params FROM gardener_studies ORDER BY written_at DESC, rowid DESC"
+            " LIMIT 1").fetchone()
+        return None if row is None else dict(json.loads(row[0]))
+
     def plan_row(self, plan_id: str) -> dict[str, Any] | None:
         rows = self._rows("SELECT * FROM gardener_plans WHERE id = ?", [plan_id])
         return rows[0] if rows else None
