@@ -45,15 +45,15 @@ def _cases(scale: float) -> dict[str, tuple[bytes, str | None]]:
     def n(value: int) -> int:
         return max(1, int(value * scale))
 
-    level = b'{"id": "c", "mapping": {}}'
+    good = b'{"id": "c", "mapping": {}}'  # a readable record first: the format is detected
     deep_item = b"[" * 200 + b"0" + b"]" * 200
     return {
         "100k unclosed [": (b"[" * n(100_000), None),
-        "20k closed levels": (b"[" + b"[" * n(20_000) + b"]" * n(20_000) + b"]", "chatgpt"),
+        "20k closed levels": (b"[" + good + b"," + b"[" * n(20_000) + b"]" * n(20_000) + b"]",
+                              None),
         "1.5k-level object": (b'{"id": "c", "mapping": ' + b"[" * n(1500) + b"]" * n(1500)
                               + b"}", None),
-        "deep/shallow x2000": (b"[" + b",".join([deep_item, level] * n(2000)) + b"]",
-                               "chatgpt"),
+        "deep/shallow x2000": (b"[" + b",".join([good, deep_item] * n(2000)) + b"]", None),
     }
 
 

@@ -35,6 +35,7 @@ import gc
 import hashlib
 import re
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -43,7 +44,7 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from ontology import Conversation, Message, Source, stable_id
-from pipeline.errors import InputFileError
+from pipeline.errors import ImportFormatError, InputFileError
 from pipeline.importers import (
     READERS,
     Detected,
@@ -56,6 +57,7 @@ from pipeline.importers import (
 )
 from pipeline.settings import Settings
 from staging import ImportCounts, QuarantinedRecord, RepairedValue, SourceStore, transaction
+from staging.lock import writes_store
 
 __all__ = [
     "ExportInput",
@@ -220,17 +222,20 @@ def _time_repairs(parsed: Parsed) -> Iterator[RepairedValue]:
 def _store_records(
     store: SourceStore, source: Source, ctx: ImportContext, f: IO[bytes],
     detected: Detected, on_progress: _Progress, limits: Limits, tag_numbers: bool = False,
+    forced: bool = False,
 ) -> ImportCounts:
     counts = ImportCounts(sources=int(store.add_source(source)))
     batch = _Batch(store, counts)
     repairs: list[RepairedValue] = []
     records = iter_records(Path(source.path), f, detected.container, limits, repairs,
                            tag_numbers)
+    kept = 0
     for item in READERS[source.format](records, ctx):
         if isinstance(item, QuarantinedRecord):
             counts.quarantined += int(store.add_quarantine(source, item))
             counts.rejected.append(item)
         else:
+            kept += 1
             batch.add(item)
             repairs.extend(_time_repairs(item))
         if repairs:
@@ -240,11 +245,27 @@ def _store_records(
             repairs.clear()
         on_progress(f.tell())
     batch.flush()
+    if forced and counts.rejected and not kept:  # raised inside the file's transaction
+        first = counts.rejected[0]
+        raise ImportFormatError(
+            source.path, first.record,
+            f"--format {source.format} rejected all {len(counts.rejected)} record(s)"
+            f" (first: {first.reason})",
+            "drop --format to auto-detect the format, or pass the right one",
+        )
     return counts
 
 
 def _limits(settings: Settings) -> Limits:
     return Limits(settings.import_max_depth, settings.import_max_record_mb << 20)
+
+
+_DAMAGED = (zipfile.BadZipFile, zlib.error, EOFError)  # a damaged member of a zip archive
+
+
+def _damaged(name: str, exc: BaseException) -> InputFileError:
+    return InputFileError(name, "archive member", f"damaged, cannot be read ({exc})",
+                          "download the export again, or unzip it and pass the files")
 
 
 def ingest_file(
@@ -256,8 +277,11 @@ def ingest_file(
         export = _file_input(export)
     name = Path(export.name)
     limits = _limits(settings)
-    detected = detect(name, format_name, export.open, limits)
-    sha = sha256_file(export)
+    try:
+        detected = detect(name, format_name, export.open, limits)
+        sha = sha256_file(export)
+    except _DAMAGED as exc:
+        raise _damaged(export.name, exc) from exc
     stored_path = export.name if "!" in export.name else str(name.resolve())
     source = Source(
         id=stable_id("src", sha, settings.user_scope), path=stored_path, sha256=sha,
@@ -268,23 +292,29 @@ def ingest_file(
     ctx = ImportContext(source.id, settings.user_scope, settings.assistant_scope,
                         family=detected.format)
     try:
+        forced = format_name is not None
         try:
-            counts = _store_file(store, export, source, ctx, detected, on_progress, limits)
+            counts = _store_file(store, export, source, ctx, detected, on_progress, limits,
+                                 forced=forced)
         except NumberOverflow:  # rolled back; again, with yajl's out-of-range numbers tagged
             counts = _store_file(store, export, source, ctx, detected, on_progress, limits,
-                                 tag_numbers=True)
+                                 tag_numbers=True, forced=forced)
     except OSError as exc:
         raise InputFileError(export.name, "file", f"cannot read ({exc})") from exc
+    except _DAMAGED as exc:
+        raise _damaged(export.name, exc) from exc
     return FileReport(export.name, detected.format, sha, source.id, counts)
 
 
 def _store_file(
     store: SourceStore, export: ExportInput, source: Source, ctx: ImportContext,
     detected: Detected, on_progress: _Progress, limits: Limits, tag_numbers: bool = False,
+    forced: bool = False,
 ) -> ImportCounts:
     """One file in one transaction."""
     with _gc_paused(), export.open() as f, transaction(store.db), store.bulk_import():
-        return _store_records(store, source, ctx, f, detected, on_progress, limits, tag_numbers)
+        return _store_records(store, source, ctx, f, detected, on_progress, limits, tag_numbers,
+                              forced)
 
 
 @contextmanager
@@ -334,6 +364,7 @@ class _Tracker:
         return update
 
 
+@writes_store("ingest", create=True)
 def ingest_paths(
     settings: Settings, paths: Sequence[Path | str], format_name: str | None = None,
     progress: bool = False,

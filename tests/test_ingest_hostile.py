@@ -64,11 +64,14 @@ def test_hundred_thousand_open_brackets_is_one_clear_error(
     assert (caught.value.path, caught.value.record) == (str(bomb), "record 1")
     assert "truncated JSON" in caught.value.reason
     assert counts(settings) == before
-    closed = write(tmp_path / "closed.json", b"[" + nested(20_000) + b"]")
-    report = ingest_paths(settings, [closed], format_name="chatgpt")
+    good = json.dumps(chatgpt(1)).encode()
+    closed = write(tmp_path / "closed.json", b"[" + good + b"," + nested(20_000) + b"]")
+    report = ingest_paths(settings, [closed])
     [rejected] = report.totals.rejected
-    assert (rejected.record, rejected.reason) == ("record 1", "nested deeper than 128 levels"
-                                                  " (at file offset 128)")
+    offset = len(good) + 2 + 127  # "[", the good record, "," and 127 levels that fit
+    assert (rejected.record, rejected.reason) == (
+        "record 2", f"nested deeper than 128 levels (at file offset {offset:,})")
+    assert report.totals.messages == 1
 
 
 def test_deep_conversation_is_quarantined_and_its_neighbours_stored(
