@@ -3,7 +3,12 @@
 Writes each case to a temp dir and ingests it in a fresh subprocess (so each max RSS is its
 own), then prints seconds, max RSS and the outcome (stored / quarantined / refused).
 
-    .venv/bin/python benchmarks/hostile.py [--scale 1.0]
+    .venv/bin/python benchmarks/hostile.py [--scale 1.0] [--baseline DIR] [--cap-mb 3000]
+
+``--baseline DIR`` runs each case a second time with ``DIR`` (a checkout of another commit,
+e.g. ``git archive e76604a | tar -x -C DIR``) first on ``PYTHONPATH``, for the before/after
+table; every child runs under an address-space cap (``--cap-mb``) so a baseline that grows
+without bound ends in MemoryError instead of taking the machine.
 
 Cases: 100,000 unclosed ``[`` (the issue's 200 KB file that grew to 24 GB), 20,000 closed
 levels, a 1,500-level object-first file, deep values alternating with shallow ones (the
@@ -16,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -32,9 +38,12 @@ fmt = sys.argv[3] if len(sys.argv) > 3 else None
 started = time.perf_counter()
 try:
     totals = ingest_paths(Settings(store=store), [path], fmt).totals
-    outcome = f"stored {totals.messages} msgs, {len(totals.rejected)} quarantined"
+    outcome = (f"stored {totals.conversations} conv / {totals.messages} msgs,"
+               f" {len(totals.rejected)} quarantined")
 except InputFileError as exc:
     outcome = f"refused: {exc.record}: {exc.reason[:60]}"
+except BaseException as exc:  # what the baseline may do
+    outcome = f"CRASH {type(exc).__name__}: {str(exc)[:50]}"
 seconds = time.perf_counter() - started
 rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({"seconds": seconds, "rss_mb": rss, "outcome": outcome}))
@@ -57,25 +66,39 @@ def _cases(scale: float) -> dict[str, tuple[bytes, str | None]]:
     }
 
 
-def _run(path: Path, store: Path, fmt: str | None) -> dict[str, object]:
+def _run(path: Path, store: Path, fmt: str | None, code: str, cap_mb: int) -> dict[str, object]:
+    def cap() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (cap_mb << 20, cap_mb << 20))
+
     args = [sys.executable, "-c", _CHILD, str(path), str(store)] + ([fmt] if fmt else [])
-    done = subprocess.run(args, capture_output=True, text=True, check=True)
-    result: dict[str, object] = json.loads(done.stdout.strip().splitlines()[-1])
+    env = {**os.environ, "PYTHONPATH": code}
+    done = subprocess.run(args, capture_output=True, text=True, env=env, preexec_fn=cap,
+                          cwd=path.parent, check=False)  # not the repo: "" leads sys.path
+    lines = done.stdout.strip().splitlines()
+    if done.returncode != 0 or not lines:
+        last = (done.stderr.strip().splitlines() or ["killed"])[-1]
+        return {"seconds": float("nan"), "rss_mb": float("nan"), "outcome": f"CRASH {last[:60]}"}
+    result: dict[str, object] = json.loads(lines[-1])
     return result
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--scale", type=float, default=1.0)
+    parser.add_argument("--baseline", type=Path, default=None)
+    parser.add_argument("--cap-mb", type=int, default=3000)
     args = parser.parse_args()
     load_before = os.getloadavg()[0]
+    here = str(Path(__file__).resolve().parents[1])
+    versions = [("this", here)] + ([("baseline", str(args.baseline))] if args.baseline else [])
     with tempfile.TemporaryDirectory() as tmp:
         for index, (name, (data, fmt)) in enumerate(_cases(args.scale).items()):
             path = Path(tmp) / f"case{index}.json"
             path.write_bytes(data)
-            result = _run(path, Path(tmp) / f"store{index}", fmt)
-            print(f"{name:22} {len(data) / 1e3:9,.0f} kB  {result['seconds']:6.2f} s"
-                  f"  max RSS {result['rss_mb']:5.0f} MB  {result['outcome']}")
+            for label, code in versions:
+                result = _run(path, Path(tmp) / f"store{index}-{label}", fmt, code, args.cap_mb)
+                print(f"{name:20} {len(data) / 1e3:7,.0f} kB {label:8} {result['seconds']:6.2f} s"
+                      f"  max RSS {result['rss_mb']:5.0f} MB  {result['outcome']}", flush=True)
     print(f"load average before/after: {load_before:.2f}/{os.getloadavg()[0]:.2f}"
           f" on {os.cpu_count()} CPUs")
 
