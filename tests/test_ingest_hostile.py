@@ -224,3 +224,21 @@ def test_numbers_beyond_yajl_do_not_reject_the_file(settings: Settings, tmp_path
     before = counts(settings)
     ingest_paths(settings, [tmp_path / "numbers.json"])
     assert counts(settings) == before
+
+
+def test_hostile_zip_member_is_read_in_place(settings: Settings, tmp_path: Path) -> None:
+    import zipfile
+
+    deep = json.dumps(chatgpt(2, "@@")).encode().replace(b'"@@"', nested(3000))
+    member = b"[" + b",".join([json.dumps(chatgpt(1, ts=10**20)).encode(), deep,
+                               json.dumps(chatgpt(3, "@@")).encode().replace(
+                                   b"@@", b"x\\udc80")]) + b"]"
+    archive = tmp_path / "export.zip"
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("conversations.json", member)
+    report = ingest_paths(settings, [archive])
+    assert (report.totals.conversations, report.totals.messages) == (2, 2)
+    assert [r.record for r in report.totals.rejected] == ["record 2"]
+    assert {r.path for r in report.totals.repaired} == {
+        "conversation.create_time", "message m1.create_time",
+        "$.mapping.m3.message.content.parts[0]"}
