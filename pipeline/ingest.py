@@ -97,14 +97,14 @@ class IngestReport:
         lines = [
             f"Ingested {len(self.files)} file(s): {t.sources} new source(s),"
             f" {t.conversations} new conversation(s), {t.messages} new message(s)"
-            f" ({t.messages_updated} updated), {len(t.rejected)} record(s) quarantined,"
-            f" {len(t.repaired)} value(s) repaired"
+            f" ({t.messages_updated} updated), {t.rejected_count} record(s) quarantined,"
+            f" {t.repaired_count} value(s) repaired"
         ]
         for item in self.files:
             c = item.counts
             lines.append(
                 f"  {item.path} ({item.format}): +{c.conversations} conversations,"
-                f" +{c.messages} messages, {len(c.rejected)} quarantined"
+                f" +{c.messages} messages, {c.rejected_count} quarantined"
             )
             lines.extend(f"    quarantined {r.record}: {r.reason}" for r in c.rejected[:10])
             lines.extend(f"    repaired {r.record} {r.path}: {r.reason}" for r in c.repaired[:10])
@@ -233,7 +233,7 @@ def _store_records(
     for item in READERS[source.format](records, ctx):
         if isinstance(item, QuarantinedRecord):
             counts.quarantined += int(store.add_quarantine(source, item))
-            counts.rejected.append(item)
+            counts.reject(item)
         else:
             kept += 1
             batch.add(item)
@@ -241,7 +241,7 @@ def _store_records(
         if repairs:
             for repair in repairs:
                 store.add_repair(source, repair)
-            counts.repaired.extend(repairs)
+                counts.repair(repair)
             repairs.clear()
         on_progress(f.tell())
     batch.flush()
@@ -249,7 +249,7 @@ def _store_records(
         first = counts.rejected[0]
         raise ImportFormatError(
             source.path, first.record,
-            f"--format {source.format} rejected all {len(counts.rejected)} record(s)"
+            f"--format {source.format} rejected all {counts.rejected_count} record(s)"
             f" (first: {first.reason})",
             "drop --format to auto-detect the format, or pass the right one",
         )

@@ -42,8 +42,15 @@ class RepairedValue:
     reason: str
 
 
+_KEPT = 1000  # rejected/repaired entries kept in memory; the rest are only counted
+
+
 @dataclass
 class ImportCounts:
+    """What one import did. ``rejected``/``repaired`` hold the first 1,000 entries (every one
+    is a row of ``quarantine``/``repairs``); ``rejected_count``/``repaired_count`` count all,
+    so a file of a million broken records cannot fill memory."""
+
     sources: int = 0
     conversations: int = 0
     messages: int = 0
@@ -51,6 +58,18 @@ class ImportCounts:
     quarantined: int = 0
     rejected: list[QuarantinedRecord] = field(default_factory=list)
     repaired: list[RepairedValue] = field(default_factory=list)
+    rejected_count: int = 0
+    repaired_count: int = 0
+
+    def reject(self, record: QuarantinedRecord) -> None:
+        self.rejected_count += 1
+        if len(self.rejected) < _KEPT:
+            self.rejected.append(record)
+
+    def repair(self, value: RepairedValue) -> None:
+        self.repaired_count += 1
+        if len(self.repaired) < _KEPT:
+            self.repaired.append(value)
 
     def add(self, other: ImportCounts) -> None:
         self.sources += other.sources
@@ -58,8 +77,10 @@ class ImportCounts:
         self.messages += other.messages
         self.messages_updated += other.messages_updated
         self.quarantined += other.quarantined
-        self.rejected.extend(other.rejected)
-        self.repaired.extend(other.repaired)
+        self.rejected.extend(other.rejected[: max(0, _KEPT - len(self.rejected))])
+        self.repaired.extend(other.repaired[: max(0, _KEPT - len(self.repaired))])
+        self.rejected_count += other.rejected_count
+        self.repaired_count += other.repaired_count
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -155,7 +155,7 @@ def test_bad_timestamps_keep_the_message_with_a_recorded_reason(
                        "not a timestamp (bool)", "not a timestamp (dict)",
                        "neither ISO 8601 nor an epoch number"}
     # each message and each chatgpt conversation time is one repairs row
-    assert counts(settings)["repairs"] == 3 * len(BAD_TIMES) == len(report.totals.repaired)
+    assert counts(settings)["repairs"] == 3 * len(BAD_TIMES) == report.totals.repaired_count
     before = counts(settings)
     ingest_paths(settings, [path, jsonl])
     assert counts(settings) == before
@@ -242,3 +242,15 @@ def test_hostile_zip_member_is_read_in_place(settings: Settings, tmp_path: Path)
     assert {r.path for r in report.totals.repaired} == {
         "conversation.create_time", "message m1.create_time",
         "$.mapping.m3.message.content.parts[0]"}
+
+
+def test_many_tiny_broken_records_are_counted_not_held(
+    settings: Settings, tmp_path: Path
+) -> None:
+    n = 3000  # enough to pass the in-memory cap; each is a quarantine row
+    path = write(tmp_path / "tiny.json", b"[" + b",".join(
+        [json.dumps(chatgpt(1)).encode()] + [b"{}"] * n) + b"]")
+    report = ingest_paths(settings, [path])
+    assert report.totals.rejected_count == n == counts(settings)["quarantine"]
+    assert len(report.totals.rejected) == 1000
+    assert f"{n} record(s) quarantined" in report.summary()
