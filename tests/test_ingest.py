@@ -65,6 +65,7 @@ def test_every_shared_sample_ingests(settings: Settings) -> None:
         "handwritten_chatlore_claude_conversations.json": (3, 7),
         "yaleman_anthropic-data_conversations.json": (1, 2),
         "locomo_dev3.json": (3, 1451),
+        "spark-first_conversations.json": (377, 1733),
         "handwritten_librechat_openwebui-export.json": (3, 6),
     }
     got = {Path(f.path).name: (f.counts.conversations, f.counts.messages) for f in report.files}
