@@ -4,7 +4,8 @@ Every stage that writes a store (ingest, extract, garden, sync, run) holds ``DIR
 for as long as it runs. The lock is an OS file lock (``filelock``: ``flock`` on POSIX), so the
 kernel releases it when its process dies, however it dies: a lock whose holder crashed is simply
 free again. Who holds it is written next to it (``DIR/writer.json``: stage, pid, start time) so
-that a refused writer can say "store S is busy: extract started by pid N at T".
+that a refused writer can say "store S is busy: extract started by pid N at T"; the writer
+removes it, while it still holds the lock, when it finishes.
 
 A writer that takes the lock first closes the runs a dead writer left ``started``: they are
 marked ``interrupted`` (their stage is resumable; the next run redoes the work). Readers never
@@ -87,11 +88,23 @@ def _prepare(store: Path, create: bool) -> None:
                                "fix its permissions or pass a --store you can write")
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):  # exists but not ours, or no way to tell
+        return True
+    return True
+
+
 def _busy(store: Path, waited: float) -> StoreBusy:
+    found = None
     for _ in range(10):  # the holder writes writer.json right after it takes the lock
         found = holder(store)
-        if found is not None and found.pid != os.getpid():
+        if found is not None and found.pid != os.getpid() and _alive(found.pid):
             break
+        found = None
         time.sleep(0.05)
     what = found.describe() if found is not None else "another writer holds it"
     waited_text = f" (waited {waited:g} s)" if waited > 0 else ""
@@ -150,6 +163,7 @@ def writer_lock(
     finally:
         with _guard:
             del _held[path]
+        (path / HOLDER_NAME).unlink(missing_ok=True)  # while still holding: no race
         lock.release()
 
 
