@@ -11,7 +11,8 @@ A writer that takes the lock first closes the runs a dead writer left ``started`
 marked ``interrupted`` (their stage is resumable; the next run redoes the work). Readers never
 take the lock; SQLite's WAL lets them read while a writer writes.
 
-Nested use in one process (``run`` calls ingest, then extract...) is re-entrant.
+Nested use in one thread (``run`` calls ingest, then extract...) is re-entrant; another
+thread of the same process is a second writer like any other.
 """
 
 from __future__ import annotations
@@ -38,7 +39,7 @@ __all__ = ["LockHolder", "StoreSettings", "holder", "recover_interrupted", "requ
 
 LOCK_NAME = "writer.lock"
 HOLDER_NAME = "writer.json"
-_held: dict[Path, int] = {}
+_held: dict[tuple[Path, int], int] = {}
 _guard = threading.Lock()
 
 
@@ -102,7 +103,7 @@ def _busy(store: Path, waited: float) -> StoreBusy:
     found = None
     for _ in range(10):  # the holder writes writer.json right after it takes the lock
         found = holder(store)
-        if found is not None and found.pid != os.getpid() and _alive(found.pid):
+        if found is not None and _alive(found.pid):
             break
         found = None
         time.sleep(0.05)
@@ -142,27 +143,28 @@ def writer_lock(
     store directory (ingest); otherwise a missing store raises ``StoreNotFound``.
     """
     path = Path(store).absolute()
+    key = (path, threading.get_ident())  # re-entrant in one thread; other threads wait too
     with _guard:
-        depth = _held.get(path, 0)
+        depth = _held.get(key, 0)
         if depth:
-            _held[path] = depth + 1
+            _held[key] = depth + 1
     if depth:
         try:
             yield
         finally:
             with _guard:
-                _held[path] -= 1
+                _held[key] -= 1
         return
     _prepare(path, create)
     lock = _acquire(path, stage, wait_s)
     with _guard:
-        _held[path] = 1
+        _held[key] = 1
     try:
         recover_interrupted(path / "staging.db")
         yield
     finally:
         with _guard:
-            del _held[path]
+            del _held[key]
         (path / HOLDER_NAME).unlink(missing_ok=True)  # while still holding: no race
         lock.release()
 
