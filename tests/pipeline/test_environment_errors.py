@@ -89,6 +89,20 @@ def test_corrupt_source_db(settings: Settings, capsys: pytest.CaptureFixture[str
     assert settings.source_db.read_bytes() == garbage
 
 
+def test_truncated_source_db_and_a_directory_in_its_place(
+    settings: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--store", str(settings.store), "ingest", str(CLAUDE)]) == 0
+    whole = settings.source_db.read_bytes()
+    settings.source_db.write_bytes(whole[: len(whole) // 3])
+    code, text = _run(capsys, settings.store, "stats")
+    assert code == 1 and f"{settings.source_db}: not a readable SQLite database" in text
+    settings.source_db.unlink()
+    settings.source_db.mkdir()
+    code, text = _run(capsys, settings.store, "ingest", str(CLAUDE))
+    assert code == 1 and f"{settings.source_db} is a directory, not a database file" in text
+
+
 def test_malformed_neo4j_uri(
     settings: Settings, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
