@@ -151,7 +151,9 @@ class OfflineExtractor:
             repeated = named and counts[_key(candidate.text)] >= 2
             if candidate.proper or repeated:
                 kind: ConceptType = "project" if _is_project(candidate.text) else "entity"
-                weight = _NAMED_CONFIDENCE if repeated else COVERAGE_CONFIDENCE
+                # a name the segment repeats is confident; other phrases wait for recurrence
+                weight = _NAMED_CONFIDENCE if repeated and candidate.proper else (
+                    COVERAGE_CONFIDENCE)
                 drafts.append(_phrase_draft(sentence, candidate, kind, weight))
         if len(drafts) > int(patterned) or not _substantive(sentence.text, lang):
             return drafts
