@@ -74,6 +74,7 @@ _DANGLING = _word_set("you it them that this me him her us out up there so too")
 _THAT = re.compile(r"(?<!\w)(?:that|que|dass)(?!\w)", re.I)
 _PRONOUNS = _word_set("i i'm i’m im yo je ich eu")
 _WORDS = re.compile(r"\w+")
+_CLAUSE_WORDS = re.compile(r"\w[\w'’]*")  # "I'll" is one (function) word
 _PERSON_LABELS = _word_set("user human person me you")
 _DESCRIPTIONS: dict[str, str] = {
     "goal": "Something {who} wants to achieve: {t}.",
@@ -158,7 +159,7 @@ class OfflineExtractor:
         if len(drafts) > int(patterned) or not _substantive(sentence.text, lang):
             return drafts
         kind = "entity" if patterned else sentence_type(sentence.text)
-        best = ranked[0] if ranked else None if patterned else _clause(sentence.text, lang)
+        best = _coverage_phrase(sentence.text, ranked, patterned, lang)
         if best is not None:
             drafts.append(_phrase_draft(sentence, best, kind, COVERAGE_CONFIDENCE))
         return drafts
@@ -216,9 +217,22 @@ def _substantive(text: str, lang: str) -> bool:
     return any(w not in _FILLER and w not in stops for w in words)
 
 
+def _coverage_phrase(
+    text: str, ranked: list[Candidate], patterned: bool, lang: str
+) -> Candidate | None:
+    """A phrase to cover the sentence with: a name or a multi-word phrase, else the sentence's
+    first clause (a lone common noun such as "team" or "pace" names too little), else that noun.
+    """
+    named = [c for c in ranked if c.proper or c.words > 1]
+    if named:
+        return named[0]
+    clause = None if patterned else _clause(text, lang)
+    return clause or (ranked[0] if ranked else None)
+
+
 def _clause(text: str, lang: str) -> Candidate | None:
     """A sentence without a noun phrase ("I'm swamped with the kids"): its first clause."""
-    words = list(_WORDS.finditer(text))
+    words = list(_CLAUSE_WORDS.finditer(text))
     stops = function_words(lang)
     first = next((w for w in words if w.group(0).casefold() not in stops | _FILLER), None)
     if first is None:
