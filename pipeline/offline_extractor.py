@@ -220,14 +220,13 @@ def _substantive(text: str, lang: str) -> bool:
 def _coverage_phrase(
     text: str, ranked: list[Candidate], patterned: bool, lang: str
 ) -> Candidate | None:
-    """A phrase to cover the sentence with: a name or a multi-word phrase, else the sentence's
-    first clause (a lone common noun such as "team" or "pace" names too little), else that noun.
-    """
+    """A phrase to cover the sentence with: a name or a multi-word phrase first, then the best
+    single word (it attaches where the noun recurs; the mapper keeps a lone common noun weak),
+    then the sentence's first clause."""
     named = [c for c in ranked if c.proper or c.words > 1]
-    if named:
-        return named[0]
-    clause = None if patterned else _clause(text, lang)
-    return clause or (ranked[0] if ranked else None)
+    if named or ranked:
+        return (named or ranked)[0]
+    return None if patterned else _clause(text, lang)
 
 
 def _clause(text: str, lang: str) -> Candidate | None:
