@@ -18,6 +18,8 @@ Error policy (two levels):
   does not duplicate quarantine rows. A record nested deeper than ``import_max_depth`` is
   quarantined the same way (it is cut while streaming, so it never exhausts memory); a record
   larger than ``import_max_record_mb`` stops the file (a JSON line that large is quarantined).
+* **A forced ``--format`` that rejects every record is a file-level error**: the file is not
+  that format, so nothing of it (not even quarantine rows) is stored.
 * **Value-level problems are repaired and recorded**: a timestamp that is present but cannot
   be a time (NaN, ``1e20``, negative, year 9999, not a number or string) is stored as null and
   kept in the row's ``metadata.invalid_time`` (value and reason); a lone surrogate (half an

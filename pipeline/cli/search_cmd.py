@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
+from rich.markup import escape as _escape_markup
 
 from pipeline.cli.app import settings_from
+from pipeline.cli.output import emit_json, plain
 from pipeline.retrieval import Searcher, SearchRequest, Visibility
+
+
+def escape(text: object) -> str:
+    """Text from the store as inert text: control codes made visible, then markup escaped."""
+    return _escape_markup(plain(text))
 
 
 def register(app: typer.Typer) -> None:
@@ -41,7 +46,7 @@ def search(
     with Searcher(settings, visibility, progress=lambda msg: err.print(escape(msg))) as searcher:
         results = searcher.search(request, route)
     if as_json:
-        typer.echo(json.dumps([dataclasses.asdict(r) for r in results], ensure_ascii=False))
+        emit_json([dataclasses.asdict(r) for r in results])
         return
     console = Console(highlight=False)
     for n, r in enumerate(results, start=1):
