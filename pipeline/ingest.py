@@ -231,11 +231,14 @@ def _store_records(
     repairs: list[RepairedValue] = []
     records = iter_records(Path(source.path), f, detected.container, limits, repairs,
                            tag_numbers)
-    kept = 0
+    kept, held = 0, list[QuarantinedRecord]()  # quarantine rows in batches: there may be 1e6
     for item in READERS[source.format](records, ctx):
         if isinstance(item, QuarantinedRecord):
-            counts.quarantined += int(store.add_quarantine(source, item))
             counts.reject(item)
+            held.append(item)
+            if len(held) >= _BATCH_MESSAGES:
+                counts.quarantined += store.add_quarantines(source, held)
+                held = []
         else:
             kept += 1
             batch.add(item)
@@ -247,6 +250,7 @@ def _store_records(
             repairs.clear()
         on_progress(f.tell())
     batch.flush()
+    counts.quarantined += store.add_quarantines(source, held)
     if forced and counts.rejected and not kept:  # raised inside the file's transaction
         first = counts.rejected[0]
         raise ImportFormatError(

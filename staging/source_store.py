@@ -291,15 +291,21 @@ class SourceStore:
             self._indexer.wait()
 
     def add_quarantine(self, source: Source, record: QuarantinedRecord) -> bool:
+        return self.add_quarantines(source, [record]) > 0
+
+    def add_quarantines(self, source: Source, records: Sequence[QuarantinedRecord]) -> int:
+        """Quarantine rows in one ``executemany`` (idempotent); returns how many are new."""
+        if not records:
+            return 0
         self._wait_for_index()
-        rid = stable_id("q", source.sha256, record.record, record.reason)
-        cursor = self.db.conn.execute(
+        now = utc_now()
+        cursor = self.db.conn.executemany(
             "INSERT OR IGNORE INTO quarantine (id, source_path, source_sha256, record, reason,"
             " excerpt, created_at) VALUES (?,?,?,?,?,?,?)",
-            [rid, source.path, source.sha256, record.record, record.reason,
-             record.excerpt[:2000], utc_now()],
+            [(stable_id("q", source.sha256, r.record, r.reason), source.path, source.sha256,
+              r.record, r.reason, r.excerpt[:2000], now) for r in records],
         )
-        return cursor.rowcount > 0
+        return max(cursor.rowcount, 0)
 
     def add_repair(self, source: Source, repair: RepairedValue) -> bool:
         """Record a repaired value (idempotent: a re-import adds no row)."""
