@@ -54,9 +54,10 @@ ALL_FORMATS = frozenset({"json_schema", "json_object_schema", "json_object", "te
 LLAMA_CPP_PYTHON = frozenset({"json_object_schema", "json_object", "text"})
 # The body llama-cpp-python 0.3's server answers a json_schema request with (HTTP 500).
 LLAMA_CPP_REJECTION = (
-    "[{'type': 'literal_error', 'loc': ('body', 'response_format', 'type'), "
-    "'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', "
-    "'ctx': {'expected': \"'text' or 'json_object'\"}}]"
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+    "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', "
+    "'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File \"llama_cpp/server/app.py\", "
+    "line 376, in create_chat_completion\n    POST /v1/chat/completions"
 )
 
 

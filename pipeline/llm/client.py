@@ -110,7 +110,7 @@ def build_chat_body(
     body: dict[str, Any] = {
         "model": model or settings.llm_model,
         "messages": messages_for(step, model_cls, messages),
-        "response_format": format_for(step, model_cls),
+        "response_format": format_for(step, model_cls, settings.llm_grammar_max_items),
         "temperature": settings.llm_temperature,
     }
     if settings.llm_reasoning_effort is not None:

@@ -7,8 +7,10 @@ and steps down only when the server's answer says the format itself was refused:
    vLLM, Ollama, the llama.cpp C++ server).
 2. ``json_object_schema``: ``{"type": "json_object", "schema": {...}}`` (llama-cpp-python's
    server, Anyscale-style; the server turns the schema into a grammar).
-3. ``json_object_prompt``: ``{"type": "json_object"}`` with the schema written into the system
-   prompt (any JSON mode).
+3. ``json_object_prompt``: ``{"type": "json_object"}`` with the schema written into the
+   instructions (any JSON mode).
+
+Below step 1 the instructions travel in the first user message (see ``messages_for``).
 
 The step found is remembered in staging (``llm_capabilities``), so the next run starts there.
 Whatever the step, every reply is still validated against the StrictBase model.
@@ -31,6 +33,7 @@ __all__ = [
     "CapabilityStore",
     "Ladder",
     "format_for",
+    "grammar_schema",
     "messages_for",
     "refuses_format",
 ]
@@ -41,6 +44,11 @@ SCHEMA_INSTRUCTION = (
     "\n\nReply with one JSON object and nothing else. It must follow this JSON schema "
     "exactly:\n{schema}"
 )
+
+# Bounds added to the schema a server compiles into a grammar (see grammar_schema); they only
+# stop runaway generation. Arrays: Settings.llm_grammar_max_items.
+GRAMMAR_MAX_ITEMS = 8
+GRAMMAR_MAX_CHARS = 400
 
 # How servers say the response_format was refused (OpenAI/vLLM 400s, pydantic 422/500 bodies
 # such as llama-cpp-python's "Input should be 'text' or 'json_object'").
@@ -61,8 +69,12 @@ class CapabilityStore(Protocol):
 
 
 @functools.lru_cache(maxsize=64)
-def format_for(step: str, model_cls: type[StrictBase]) -> dict[str, Any]:
-    """The ``response_format`` body field of ``step`` for ``model_cls`` (cached: read-only)."""
+def format_for(step: str, model_cls: type[StrictBase],
+               max_items: int = GRAMMAR_MAX_ITEMS) -> dict[str, Any]:
+    """The ``response_format`` body field of ``step`` for ``model_cls`` (cached: read-only).
+
+    ``max_items`` bounds every array of the grammar-compiled step (``json_object_schema``).
+    """
     schema = strict_json_schema(model_cls)
     if step == "json_schema":
         return {
@@ -70,25 +82,64 @@ def format_for(step: str, model_cls: type[StrictBase]) -> dict[str, Any]:
             "json_schema": {"name": model_cls.__name__, "strict": True, "schema": schema},
         }
     if step == "json_object_schema":
-        return {"type": "json_object", "schema": schema}
+        return {"type": "json_object", "schema": grammar_schema(schema, max_items)}
     if step == "json_object_prompt":
         return {"type": "json_object"}
     raise ValueError(f"unknown structured-output step {step!r}; expected one of {STEPS}")
 
 
+def grammar_schema(schema: Any, max_items: int = GRAMMAR_MAX_ITEMS) -> Any:
+    """``schema`` with the bounds a grammar compiler can enforce, for servers that compile it.
+
+    llama.cpp's JSON-schema-to-grammar ignores ``minimum``/``maximum`` on numbers and lets
+    arrays and strings run on until the token limit (tiny models loop there). A number bounded
+    on both sides becomes an ``enum`` of 11 evenly spaced values in its range; arrays get
+    ``maxItems`` (``max_items``) and strings ``maxLength`` when they have none. Every value the
+    grammar allows is valid for the StrictBase model, and each reply is still validated by it.
+    """
+    if isinstance(schema, list):
+        return [grammar_schema(item, max_items) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out = {key: grammar_schema(value, max_items) for key, value in schema.items()}
+    kind = out.get("type")
+    if kind == "number" and "minimum" in out and "maximum" in out and "enum" not in out:
+        low, high = float(out.pop("minimum")), float(out.pop("maximum"))
+        out["enum"] = sorted({round(low + (high - low) * i / 10, 6) for i in range(11)})
+    elif kind == "array":
+        out.setdefault("maxItems", max_items)
+    elif kind == "string" and "enum" not in out:
+        out.setdefault("maxLength", GRAMMAR_MAX_CHARS)
+    return out
+
+
 def messages_for(
     step: str, model_cls: type[StrictBase], messages: Sequence[dict[str, Any]]
 ) -> list[dict[str, Any]]:
-    """``messages``, with the schema appended to the system prompt on the prompt-only step."""
+    """``messages`` as sent at ``step``.
+
+    Below the first step the server is a local one whose chat template may have no system role
+    (llama-cpp-python's ``gemma`` format drops system messages without a word): the system
+    prompt is folded into the first user message, ahead of the data. On the prompt-only step
+    the schema is appended to the instructions.
+    """
     out = [dict(message) for message in messages]
-    if step != "json_object_prompt":
+    if step == STEPS[0]:
         return out
-    schema = json.dumps(strict_json_schema(model_cls), ensure_ascii=False, separators=(",", ":"))
-    instruction = SCHEMA_INSTRUCTION.format(schema=schema)
+    instructions = ""
     if out and out[0].get("role") == "system":
-        out[0]["content"] = f"{out[0].get('content') or ''}{instruction}"
-    else:
-        out.insert(0, {"role": "system", "content": instruction.lstrip()})
+        instructions = str(out.pop(0).get("content") or "")
+    if step == "json_object_prompt":
+        schema = json.dumps(strict_json_schema(model_cls), ensure_ascii=False,
+                            separators=(",", ":"))
+        instructions += SCHEMA_INSTRUCTION.format(schema=schema)
+    instructions = instructions.strip()
+    if not instructions:
+        return out
+    first_user = next((i for i, m in enumerate(out) if m.get("role") == "user"), None)
+    if first_user is None:
+        return [{"role": "user", "content": instructions}, *out]
+    out[first_user]["content"] = f"{instructions}\n\n{out[first_user].get('content') or ''}"
     return out
 
 

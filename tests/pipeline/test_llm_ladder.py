@@ -27,9 +27,10 @@ from pipeline.llm import (
     StructuredClient,
     StructuredOutputUnsupported,
     llm_capabilities,
+    parse_data_block,
     render_extraction_messages,
 )
-from pipeline.llm.ladder import refuses_format
+from pipeline.llm.ladder import grammar_schema, refuses_format
 from pipeline.settings import Settings
 from staging import StagingStore
 
@@ -84,7 +85,8 @@ def test_json_schema_refused_with_a_500_steps_down_once_and_is_remembered(
     assert [format_variant(body) for body in server.requests] == ["json_schema",
                                                                   "json_object_schema"]
     sent = server.requests[1]
-    assert sent["response_format"]["schema"] == strict_json_schema(ExtractionResult)
+    assert sent["response_format"]["schema"] == grammar_schema(
+        strict_json_schema(ExtractionResult), settings.llm_grammar_max_items)
     assert sent["max_tokens"] == settings.llm_max_completion_tokens
     assert calls(staging) == [("error", "unsupported_format", "json_schema"),
                               ("ok", None, "json_object_schema")]
@@ -97,7 +99,7 @@ def test_json_schema_refused_with_a_500_steps_down_once_and_is_remembered(
     assert [format_variant(body) for body in server.requests[2:]] == ["json_object_schema"]
 
 
-def test_json_mode_only_gets_the_schema_in_the_system_prompt(
+def test_json_mode_only_gets_the_schema_with_the_instructions(
     llm_settings: Settings, staging: StagingStore
 ) -> None:
     with _served(llm_settings, frozenset({"json_object", "text"})) as (server, settings):
@@ -105,11 +107,17 @@ def test_json_mode_only_gets_the_schema_in_the_system_prompt(
         complete(_client(settings, staging, []))
         variants = [format_variant(body) for body in server.requests]
         assert variants == ["json_schema", "json_object_schema", "json_object"]
-        first, last = server.requests[0], server.requests[-1]
+        first, second, last = server.requests
         schema = json.dumps(strict_json_schema(ExtractionResult), separators=(",", ":"))
-        assert schema not in first["messages"][0]["content"]
-        assert last["messages"][0]["content"].endswith(schema)
-        assert last["messages"][1] == first["messages"][1]  # the data block is unchanged
+        system, data = (m["content"] for m in first["messages"])
+        assert [m["role"] for m in first["messages"]] == ["system", "user"]
+        # Below step 1 the instructions lead the user turn (templates without a system role).
+        assert second["messages"] == [{"role": "user", "content": f"{system}\n\n{data}"}]
+        [only] = last["messages"]
+        assert only["role"] == "user" and only["content"].endswith(f"\n\n{data}")
+        instructions = only["content"][: -len(data) - 2]
+        assert instructions.startswith(system) and instructions.endswith(schema)
+        assert schema not in system and parse_data_block(only["content"]) == parse_data_block(data)
         assert [row[2] for row in calls(staging)] == list(STEPS)
         assert llm_capabilities(staging)[0].step == "json_object_prompt"
 
@@ -199,3 +207,25 @@ def test_refuses_format_reads_the_servers_answer(
     status: int, detail: str, param: str, refused: bool
 ) -> None:
     assert refuses_format(status, detail, param) is refused
+
+
+def test_grammar_schema_bounds_what_a_grammar_compiler_would_leave_open() -> None:
+    schema = strict_json_schema(ExtractionResult)
+    bounded = grammar_schema(schema, 3)
+    mention, relation = bounded["$defs"]["RawMention"], bounded["$defs"]["RawRelation"]
+    assert bounded["properties"]["mentions"]["maxItems"] == 3
+    assert mention["properties"]["relations"]["maxItems"] == 3
+    assert mention["properties"]["quote"]["maxLength"] >= 200
+    assert "maxLength" not in mention["properties"]["type"]  # an enum needs no bound
+    confidence = relation["properties"]["confidence"]
+    assert "minimum" not in confidence and confidence["enum"][0] == 0.0
+    assert confidence["enum"][-1] == 1.0 and len(confidence["enum"]) == 11
+    assert schema["$defs"]["RawRelation"]["properties"]["confidence"]["maximum"] == 1.0  # a copy
+    # Every value the grammar allows is valid for the StrictBase model.
+    for value in confidence["enum"]:
+        ExtractionResult.model_validate({"mentions": [mention_payload(value)]})
+
+
+def mention_payload(confidence: float) -> dict[str, Any]:
+    return mention("Garden", "build a garden", confidence=confidence, relations=[
+        {"target_title": "Garden", "relation": "supports", "confidence": confidence}])
