@@ -7,8 +7,8 @@ from typing import Any
 from pipeline.settings import Settings
 from staging import SourceStore, StagingStore
 from staging.errors import StoreNotFound
-from staging.lock import require_store
 from staging.llm_log import llm_capabilities
+from staging.lock import require_store
 
 __all__ = ["collect_stats"]
 
