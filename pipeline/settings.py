@@ -64,6 +64,12 @@ class Settings(BaseSettings):
     mapper_embedding_threshold: float = 0.95
     mapper_embedding_min_fuzzy: float = 50.0
     mapper_min_quote_chars: int = 3
+    # a new concept from a mention below this confidence starts ``weak`` (a hypothesis) and
+    # becomes ``active`` once evidence from this many distinct messages, spread over at least
+    # this many days (when messages have times), supports it: a theme that recurs
+    mapper_weak_below: float = 0.35
+    mapper_confirm_messages: int = 3
+    mapper_confirm_days: float = 1.0
 
     # -- graph --------------------------------------------------------------------------------
     graph_backend: Literal["embedded", "neo4j"] = "embedded"

@@ -31,7 +31,7 @@ def test_run_offline_yields_concepts_with_verbatim_evidence(
     store: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["--store", str(store), "run", str(DATA)]) == 0
-    assert "extract (offline:v1)" in capsys.readouterr().err
+    assert "extract (offline:v2)" in capsys.readouterr().err
     staging = sqlite3.connect(store / "staging.db")
     source = sqlite3.connect(store / "source.db")
     texts = dict(source.execute("SELECT id, text FROM messages").fetchall())
