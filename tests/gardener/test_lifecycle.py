@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 from gardener.lifecycle import plan_decay, plan_merges, types_compatible
 from gardener.plans import Plan
 from gardener.service import revert_plan
-from gardener.splits import plan_splits
+from gardener.splits import part_keywords, plan_splits
 from gardener.state import GardenState
 from staging.gardener_repo import GardenerRepo
 
@@ -24,7 +24,7 @@ def _apply(staging, plan, prov):
 
 
 def _duplicates(build):
-    build.concept("c_a", "Garden compost project", aliases=["compost heap"],
+    build.concept("c_a", "Compost heap project", aliases=["compost heap"],
                   description="building a compost heap in the garden",
                   quotes=["I started the compost heap", "turned the compost"])
     build.concept("c_b", "compost heap", description="building a compost heap in the garden",
@@ -169,3 +169,24 @@ def test_merge_again_after_unmerge_reactivates_the_link(staging, build, prov):
     row = staging.db["concept_links"].get(("c_b", "c_a", "merged_into"))
     assert (row["active"], row["plan_id"]) == (1, second.id)
     assert staging.db["concepts"].get("c_b")["state"] == "merged"
+
+
+def test_split_parts_are_settled_and_never_merged_back(staging, build, embedder, prov):
+    quotes = ["python packaging wheels build", "python packaging wheels pip",
+              "python packaging wheels upload", "sourdough bread starter flour",
+              "sourdough bread starter oven", "sourdough bread starter water"]
+    build.concept("c_mix", "Weekend plans", quotes=quotes)
+    state = _state(staging)
+    spans = state.evidence_by_concept()["c_mix"]
+    vectors = dict(zip([s["id"] for s in spans], embedder.embed(quotes), strict=True))
+    _apply(staging, plan_splits(state, vectors, now=NOW), prov)
+    after = _state(staging)
+    assert len(after.live_concepts()) == 2
+    assert plan_splits(after, vectors, now=NOW).empty  # a part is not split again
+    assert plan_merges(after, now=NOW).empty  # nor merged back into its sibling
+
+
+def test_part_keywords_are_new_words_and_distinct():
+    assert part_keywords("Maria", [["maria", "last"], ["maria", "party"]]) == ["last", "party"]
+    assert part_keywords("marks find topper", [["section", "a"], ["section", "b"]]) == [
+        "section", "b"]
