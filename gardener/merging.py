@@ -6,10 +6,10 @@ when it is the same as **every** member, old and new, not merely as the survivor
 absorption, no chaining ``A ~ B ~ C`` into ``A ~ C``). Groups never exceed ``max_group``
 members.
 
-Candidates come from blocking keys on canonical names (exact form, initials, a name minus its
-first or last word, a name with one word reduced to its first two letters), so the work grows
-with the number of names, not with the number of pairs; a key shared by more than
-``MAX_BLOCK`` clusters (a very common word) proposes nothing. Groups grow greedily, strongest
+Candidates come from blocking keys on canonical names (exact form; initials against a single
+word; a name against itself plus a first or last word; one word's prefix and length for typos),
+so the work grows with the number of names, not with the number of pairs; a key shared by more
+than ``MAX_BLOCK`` clusters on one side proposes nothing. Groups grow greedily, strongest
 relation first (then by concept id), and the pass repeats until nothing joins, so the result is
 a fixpoint: planning again on the merged state finds nothing to merge. Conversation overlap is
 judged on each group's whole evidence, as it will be after the merge.
@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import combinations
 
 from gardener.sameness import ConceptFacts, Verdict, canonical, compare, zipf
@@ -38,36 +38,54 @@ class Cluster:
     members: tuple[ConceptFacts, ...]
 
 
-def _keys(name: str) -> Iterator[str]:
+_WITHIN, _SHORT, _LONG = 0, 1, 2
+
+
+def _typo_keys(words: tuple[str, ...]) -> Iterator[tuple[str, int]]:
+    """One word differs by a typo: same prefix, same length or one letter longer."""
+    for i, word in enumerate(words):
+        if len(word) < 5:
+            continue
+        rest = " ".join([*words[:i], "_", *words[i + 1 :]])
+        yield f"~{rest}|{word[:3]}|{len(word)}", _WITHIN
+        yield f"~{rest}|{word[:3]}|{len(word)}+", _SHORT
+        yield f"~{rest}|{word[:3]}|{len(word) - 1}+", _LONG
+
+
+def _keys(name: str) -> Iterator[tuple[str, int]]:
+    """Blocking keys and the side they are on: pairs are drawn within ``_WITHIN`` keys and
+    across the short and long sides of the others (a name and that name plus a word)."""
     words = canonical(name)
     if not words:
         return
-    yield "=" + "".join(words)
+    yield "=" + "".join(words), _WITHIN
+    joined = " ".join(words)
+    yield "<" + joined, _SHORT
+    yield ">" + joined, _SHORT
     if len(words) == 1:
-        yield "^" + words[0]
-        yield "~" + words[0][:3]
+        yield "^" + words[0], _SHORT
     else:
-        yield "^" + "".join(w[0] for w in words if zipf(w) < 6.0)
-        yield "<" + " ".join(words[:-1])
-        yield ">" + " ".join(words[1:])
-        for i in range(len(words)):
-            yield f"~{i}:" + " ".join([*words[:i], words[i][:2], *words[i + 1 :]])
-    yield "<" + " ".join(words)
-    yield ">" + " ".join(words)
+        yield "^" + "".join(w[0] for w in words if zipf(w) < 6.0), _LONG
+        yield "<" + " ".join(words[:-1]), _LONG
+        yield ">" + " ".join(words[1:]), _LONG
+    yield from _typo_keys(words)
 
 
 def candidate_pairs(clusters: Sequence[Cluster]) -> list[tuple[int, int]]:
     """Index pairs (i < j) of clusters that share a blocking key, sorted."""
-    blocks: dict[str, set[int]] = defaultdict(set)
+    blocks: dict[str, tuple[set[int], set[int], set[int]]] = defaultdict(
+        lambda: (set(), set(), set()))
     for index, cluster in enumerate(clusters):
         for member in cluster.members:
             for name in member.all_names():
-                for key in _keys(name):
-                    blocks[key].add(index)
+                for key, side in _keys(name):
+                    blocks[key][side].add(index)
     pairs: set[tuple[int, int]] = set()
-    for members in blocks.values():
-        if 1 < len(members) <= MAX_BLOCK:
-            pairs.update(combinations(sorted(members), 2))
+    for within, short, long in blocks.values():
+        if 1 < len(within) <= MAX_BLOCK:
+            pairs.update(combinations(sorted(within), 2))
+        if short and long and len(short) <= MAX_BLOCK and len(long) <= MAX_BLOCK:
+            pairs.update((min(a, b), max(a, b)) for a in short for b in long if a != b)
     return sorted(pairs)
 
 
@@ -86,12 +104,14 @@ class _Groups:
         return i
 
     def verdict(self, a: int, b: int) -> Verdict:
-        """Complete linkage: the weakest verdict over every cross pair of members."""
-        convs = _merge_sets(self.conversations[a], self.conversations[b])
+        """Complete linkage: the weakest verdict over every cross pair of members; evidence
+        overlap is the two groups' (what each member's will be once merged)."""
+        ca, cb = self.conversations[a], self.conversations[b]
+        overlap = ca is None or cb is None or bool(ca & cb)
         weakest: Verdict | None = None
         for x in self.members[a]:
             for y in self.members[b]:
-                verdict = compare(replace(x, conversations=convs), replace(y, conversations=convs))
+                verdict = compare(x, y, overlap=overlap)
                 if not verdict:
                     return verdict
                 if weakest is None or verdict.strength < weakest.strength:
@@ -126,18 +146,21 @@ def merge_groups(
     pairs = candidate_pairs(clusters)
     ranked = sorted(pairs, key=lambda p: (-_pair_strength(clusters, p), p))
     reasons: dict[int, set[str]] = defaultdict(set)
-    changed = True
-    while changed:
-        changed = False
+    dirty: set[int] | None = None  # None: every pair; then only pairs touching a grown group
+    while dirty is None or dirty:
+        grown: set[int] = set()
         for i, j in ranked:
             a, b = groups.find(i), groups.find(j)
-            if a == b or len(groups.members[a]) + len(groups.members[b]) > max_group:
+            if a == b or (dirty is not None and a not in dirty and b not in dirty):
+                continue
+            if len(groups.members[a]) + len(groups.members[b]) > max_group:
                 continue
             verdict = groups.verdict(a, b)
             if verdict:
                 reasons[min(a, b)] |= reasons.pop(max(a, b), set()) | {verdict.reason}
                 groups.union(a, b)
-                changed = True
+                grown.add(min(a, b))
+        dirty = {groups.find(g) for g in grown}
     by_root: dict[int, list[str]] = defaultdict(list)
     for index, cluster in enumerate(clusters):
         by_root[groups.find(index)].append(cluster.id)

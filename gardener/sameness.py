@@ -7,8 +7,9 @@ sibling of the other, and one of their names relates to one of the other's by:
 
 * ``exact``: equal canonical forms (casefolded, punctuation and spacing dropped, each word
   singularised): ``Tuesdays`` / ``tuesday``, ``real-time`` / ``realtime``;
-* ``acronym``: a short name written in capitals equals the initials of the other (function
-  words skipped; not a verb phrase): ``GCP`` / ``Google Cloud Platform``;
+* ``acronym``: a short name written in capitals equals the initials of the other, written in
+  Title Case (function words skipped): ``GCP`` / ``Google Cloud Platform``; ``initials`` when
+  the expansion is lowercase (``LLM`` / ``large language model``), a weaker relation;
 * ``category``: the longer name is the shorter plus one trailing kind-word
   (``CATEGORY_WORDS``): ``BFS algorithm`` / ``BFS``, ``Mermaid syntax`` / ``Mermaid``;
 * ``role``: a person's name with a leading relation word (``ROLE_WORDS``): ``partner Tomás``;
@@ -17,7 +18,7 @@ sibling of the other, and one of their names relates to one of the other's by:
 * ``spelling``: the same number of words, a character ratio >= 90 and the differing words not
   both dictionary words (``EmployeelD`` / ``EmployeeID``, not ``Tuesday`` / ``Thursday``).
 
-The four weaker relations (all but exact and acronym) also need evidence overlap: when both
+The weaker relations (all but exact and acronym) also need evidence overlap: when both
 concepts' conversations are known they must share one. A **generic** name (one common word:
 word frequency >= ``GENERIC_ZIPF``, e.g. "Data", "Program"; see ``zipf`` for languages) is never
 matched by anything but an exact name, so it can neither absorb nor be absorbed; ``is_junk``
@@ -26,6 +27,7 @@ flags extractor fragments ("Hive manages") so that they never survive a merge.
 
 from __future__ import annotations
 
+import math
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -56,10 +58,10 @@ LANGUAGES = ("en", "es", "pt", "fr", "de", "nl", "it")
 GENERIC_ZIPF = 4.3
 _FUNCTION_ZIPF = 6.0  # "the", "of", "and", "do": a name starting or ending with one is a fragment
 _RARE_ZIPF = 3.6  # below this a word is a name rather than vocabulary ("Flink", "Apache")
-_KNOWN_ZIPF = 2.5  # a word this frequent is a dictionary word, not a typo
+_KNOWN_ZIPF = 3.0  # a word this frequent is a dictionary word, not a typo
 
 _CATEGORY = """
-algorithm api app application architecture language framework library tool toolkit service
+algorithm api app architecture language framework library tool toolkit service
 platform protocol format database engine package module plugin sdk syntax software system
 model method technique pattern methodology standard specification spec notation
 programming product company project website site
@@ -106,16 +108,28 @@ def types_compatible(a: str, b: str) -> bool:
     return a == b or frozenset({a, b}) in COMPATIBLE_TYPES
 
 
-@lru_cache(maxsize=200_000)
-def zipf(word: str) -> float:
-    """The word's Zipf frequency: in English when English knows it (>= 2.0: "rust" is not
-    Dutch "rest" here), else the highest over ``LANGUAGES`` (0.0 when no list knows it)."""
-    from wordfreq import zipf_frequency
+@lru_cache(maxsize=len(LANGUAGES))
+def _frequencies(lang: str) -> dict[str, float]:
+    """wordfreq's small list for ``lang`` (words of Zipf >= 3), loaded once per process."""
+    from wordfreq import get_frequency_dict
 
-    english = float(zipf_frequency(word, "en"))
-    if english >= 2.0:
+    return dict(get_frequency_dict(lang, wordlist="small"))
+
+
+def _zipf_in(word: str, lang: str) -> float:
+    frequency = _frequencies(lang).get(word, 0.0)
+    return math.log10(frequency) + 9.0 if frequency > 0 else 0.0
+
+
+@lru_cache(maxsize=500_000)
+def zipf(word: str) -> float:
+    """The word's Zipf frequency (log10 per billion words; 0.0 below 3, i.e. rare): in
+    English when English knows it ("rust" is not Dutch "rest" here), else the highest over
+    ``LANGUAGES``."""
+    english = _zipf_in(word, "en")
+    if english > 0.0:
         return english
-    return max(english, *(float(zipf_frequency(word, lang)) for lang in LANGUAGES))
+    return max(_zipf_in(word, lang) for lang in LANGUAGES)
 
 
 def _words(name: str) -> list[str]:
@@ -150,7 +164,7 @@ def canonical(name: str) -> tuple[str, ...]:
 
 def is_generic(name: str) -> bool:
     """One common word ("Data", "Program", "Server") or nothing at all."""
-    words = canonical(name)
+    words = [word.casefold() for word in _words(name)]  # as written: "Tomas" is not "toma"
     if not words:
         return True
     return len(words) == 1 and (zipf(words[0]) >= GENERIC_ZIPF or len(words[0]) < 2)
@@ -189,8 +203,12 @@ def _acronym(short: _Form, long: _Form) -> bool:
     return initials == word and _expansion_like(long[1])
 
 
+def _title_case(written: tuple[str, ...]) -> bool:
+    return all(word[0].isupper() or zipf(word) >= _FUNCTION_ZIPF for word in written)
+
+
 def _containment(short: _Form, long: _Form) -> str | None:
-    (s, _), (w, written) = short, long
+    (s, short_written), (w, written) = short, long
     if len(w) != len(s) + 1:
         return None
     if w[:-1] == s and w[-1] in CATEGORY_WORDS:
@@ -202,7 +220,8 @@ def _containment(short: _Form, long: _Form) -> str | None:
     if len(s) == 1 and len(s[0]) <= 4:
         return None  # "ORM", "S3": too short to tell a product from its kind
     proper = written[0][0].isupper() and written[1][0].isupper()  # "Apache Airflow"
-    rare = max(zipf(word) for word in s) < _RARE_ZIPF and zipf(w[0]) < _RARE_ZIPF
+    rare = (max(zipf(word.casefold()) for word in short_written) < _RARE_ZIPF
+            and zipf(written[0].casefold()) < _RARE_ZIPF)
     return "prefix" if proper and rare else None
 
 
@@ -229,9 +248,9 @@ def _relation(left: str, right: str) -> str | None:
     if "".join(a[0]) == "".join(b[0]):
         return "exact"
     short, long = (a, b) if len(a[0]) <= len(b[0]) else (b, a)
-    if _acronym(short, long):
-        return "acronym"
-    if len(short[0]) == 1 and zipf(short[0][0]) >= GENERIC_ZIPF:
+    if _acronym(short, long):  # lowercase expansions ("resolve data skew") need shared evidence
+        return "acronym" if _title_case(long[1]) else "initials"
+    if len(short[0]) == 1 and zipf(short[1][0].casefold()) >= GENERIC_ZIPF:
         return None  # a generic word relates to nothing but itself
     return _containment(short, long) or ("spelling" if _spelling(a[0], b[0]) else None)
 
@@ -257,19 +276,26 @@ def credible_names(title: str, aliases: Sequence[str]) -> tuple[str, ...]:
     return names_of(title, [alias for alias in aliases if name_relation([title], [alias])])
 
 
-def compare(a: ConceptFacts, b: ConceptFacts) -> Verdict:
-    """The pair rule of the module docstring."""
+def compare(a: ConceptFacts, b: ConceptFacts, *, overlap: bool | None = None) -> Verdict:
+    """The pair rule of the module docstring. ``overlap`` overrides the evidence-overlap test
+    (``None``: from the two concepts' conversations, passing when either is unknown)."""
     if not types_compatible(a.type, b.type):
         return Verdict(False, "type")
     if a.split_origin is not None and a.split_origin == b.split_origin:
         return Verdict(False, "split_siblings")
-    relation = name_relation(a.all_names(), b.all_names())
+    relation = _cached_relation(a.all_names(), b.all_names())
     if relation is None:
         return Verdict(False, "no_name_relation")
     strength = _STRONG.get(relation, 1)
-    if strength == 1 and _disjoint(a.conversations, b.conversations):
+    shared = not _disjoint(a.conversations, b.conversations) if overlap is None else overlap
+    if strength == 1 and not shared:
         return Verdict(False, f"{relation}_without_shared_evidence")
     return Verdict(True, relation, strength)
+
+
+@lru_cache(maxsize=500_000)
+def _cached_relation(left: tuple[str, ...], right: tuple[str, ...]) -> str | None:
+    return name_relation(left, right)
 
 
 def _disjoint(a: frozenset[str] | None, b: frozenset[str] | None) -> bool:

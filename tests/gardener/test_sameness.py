@@ -46,7 +46,7 @@ def test_labelled_pairs_precision_at_least_90_percent() -> None:
     ("BFS algorithm", "BFS", "category"),
     ("Mermaid syntax", "Mermaid", "category"),
     ("GCP", "Google Cloud Platform", "acronym"),
-    ("LLMs", "large language models", "acronym"),
+    ("LLMs", "large language models", "initials"),
     ("partner Tomás", "Tomas", "role"),
     ("Apache Airflow", "Airflow", "prefix"),
     ("Tuesdays", "tuesday", "exact"),
