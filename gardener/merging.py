@@ -73,19 +73,22 @@ def _keys(name: str) -> Iterator[tuple[str, int]]:
 
 def candidate_pairs(clusters: Sequence[Cluster]) -> list[tuple[int, int]]:
     """Index pairs (i < j) of clusters that share a blocking key, sorted."""
-    blocks: dict[str, tuple[set[int], set[int], set[int]]] = defaultdict(
-        lambda: (set(), set(), set()))
+    sides: tuple[dict[str, list[int]], ...] = ({}, {}, {})
     for index, cluster in enumerate(clusters):
         for member in cluster.members:
             for name in member.all_names():
                 for key, side in _keys(name):
-                    blocks[key][side].add(index)
+                    sides[side].setdefault(key, []).append(index)
+    within, short, long = sides
     pairs: set[tuple[int, int]] = set()
-    for within, short, long in blocks.values():
-        if 1 < len(within) <= MAX_BLOCK:
-            pairs.update(combinations(sorted(within), 2))
-        if short and long and len(short) <= MAX_BLOCK and len(long) <= MAX_BLOCK:
-            pairs.update((min(a, b), max(a, b)) for a in short for b in long if a != b)
+    for members in within.values():
+        unique = sorted(set(members))
+        if 1 < len(unique) <= MAX_BLOCK:
+            pairs.update(combinations(unique, 2))
+    for key, longs in long.items():
+        shorts = set(short.get(key, ()))
+        if shorts and len(shorts) <= MAX_BLOCK and len(set(longs)) <= MAX_BLOCK:
+            pairs.update((min(a, b), max(a, b)) for a in shorts for b in set(longs) if a != b)
     return sorted(pairs)
 
 
