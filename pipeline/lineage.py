@@ -22,9 +22,11 @@ from graph import (
     WindowMessage,
     open_graph,
 )
+from graph.readonly import write_clauses
 from pipeline.errors import ConfigurationError
 from pipeline.settings import Settings
 from staging.db import utc_now
+from staging.lock import require_store
 from staging.projection import canonical_time
 
 __all__ = [
@@ -46,8 +48,12 @@ _SYNC_HINT = (
 
 
 @contextmanager
-def _graph(settings: Settings, backend: str | None) -> Iterator[GraphStore]:
-    graph = open_graph(settings, backend)
+def _graph(
+    settings: Settings, backend: str | None, read_only: bool = True
+) -> Iterator[GraphStore]:
+    if (backend or settings.graph_backend) == "embedded":
+        require_store(settings.store)
+    graph = open_graph(settings, backend, read_only=read_only)
     try:
         yield graph
     finally:
@@ -159,7 +165,8 @@ def _timestamp(value: str) -> str:
 
 
 def parse_params(pairs: Sequence[str]) -> dict[str, Any]:
-    """``k=v`` pairs; ``v`` is JSON when it parses (numbers, true, null, lists), else text."""
+    """``k=v`` pairs; ``v`` is strict JSON when it parses (numbers, true, null, lists), else
+    text: ``NaN`` and ``Infinity`` are not JSON, so they stay the text they are."""
     params: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -168,18 +175,43 @@ def parse_params(pairs: Sequence[str]) -> dict[str, Any]:
                 f"bad --param {pair!r}: expected NAME=VALUE", "e.g. --param id=concept_abc"
             )
         try:
-            params[key] = json.loads(value)
+            params[key] = json.loads(value, parse_constant=_not_json)
         except ValueError:
             params[key] = value
     return params
 
 
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
+
+
 def run_cypher(
     settings: Settings, query: str, params: dict[str, Any] | None = None,
-    backend: str | None = None,
+    backend: str | None = None, write: bool = False,
 ) -> list[dict[str, Any]]:
-    """The power-user passthrough: the query text as given, values only as parameters."""
-    return _ask(settings, backend, lambda g: g.run_cypher(query, params or {}))
+    """The power-user passthrough: the query text as given, values only as parameters.
+
+    Read-only unless ``write``: the query may not use a write or file clause, and the engine
+    is opened read-only. The embedded graph is derived data and never written this way (the
+    next sync would undo it; ``verify`` reports it as drift); ``write`` is for Neo4j only.
+    """
+    name = backend or settings.graph_backend
+    if write and name == "embedded":
+        raise ConfigurationError(
+            "cypher --write is refused on the embedded graph: it is derived from the SQLite "
+            "stores and rebuilt from them",
+            "change the data through the pipeline and run `conceptmem sync`",
+        )
+    clauses = write_clauses(query)
+    if clauses and not write:
+        raise ConfigurationError(
+            f"cypher is read-only: the query uses {', '.join(clauses)}",
+            "the graph is a projection: change the data through the pipeline and run "
+            "`conceptmem sync`" + ("; pass --write to write to Neo4j anyway"
+                                   if name == "neo4j" else ""),
+        )
+    with _graph(settings, backend, read_only=not write) as graph:
+        return graph.run_cypher(query, params or {})
 
 
 def as_json(value: Any) -> Any:
