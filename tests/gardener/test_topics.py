@@ -126,14 +126,20 @@ def test_match_keeps_ids_of_continuing_topics_and_records_splits():
     new = [{"1", "2", "3", "4", "9"}, {"5", "6"}, {"7", "8"}]
     ids = match_topics(old, new, seen)
     assert ids[0] == "t_a"  # grew by a new concept: same topic
-    assert "t_b" not in ids and len(set(ids)) == 3  # halved: neither half continues it
+    assert ids.count("t_b") == 1 and len(set(ids)) == 3  # halved: one half keeps the id
     assert match_topics(old, new, seen) == ids  # deterministic
     events = topic_events(old, dict(zip(ids, new, strict=True)))
-    split = next(e for e in events if e["topic"] == "t_b")
-    assert split["action"] == "topic_split" and sorted(split["into"].values()) == [2, 2]
-    merged = match_topics(old, [old["t_a"] | old["t_b"]], seen)
-    assert merged[0] not in old
-    assert topic_events(old, {merged[0]: old["t_a"] | old["t_b"]})[-1]["action"] == "topic_merge"
+    split = next(e for e in events if e["action"] == "topic_split")
+    assert split["topic"] == "t_b" and sorted(split["into"].values()) == [2, 2]
+    assert not any(e["topic"] == "t_a" for e in events)  # t_a only grew
+    both = old["t_a"] | old["t_b"]
+    merged = match_topics(old, [both], seen)
+    assert merged == ["t_a"]  # the id stays with the largest continuation (ties by id)
+    merge = topic_events(old, {"t_a": both})
+    assert [e["action"] for e in merge] == ["topic_retired", "topic_merge"]
+    assert merge[1]["from"] == {"t_a": 4, "t_b": 4}
+    unrelated = match_topics(old, [{"1", "5"}, {"2", "6"}, {"3", "7"}], seen)
+    assert all(t not in old for t in unrelated)  # no majority anywhere: fresh ids
 
 
 def test_assignment_radius_and_parent_groups_are_deterministic():
