@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from gardener.assign import assign, centroids_for
+from gardener.cluster import SmallDataClusterer
 from gardener.hierarchy import parent_groups
 from gardener.service import GardenOptions, garden
 from gardener.topic_match import match_topics, topic_events
@@ -157,3 +158,29 @@ def test_assignment_radius_and_parent_groups_are_deterministic():
     groups = parent_groups(pairs)
     assert groups == parent_groups(pairs) and groups[0] == groups[1] != groups[2] == groups[3]
     assert parent_groups(pairs[:3]) == [-1, -1, -1]
+
+
+class FirstRowOutlier:
+    """The fallback clusterer, with the first row (smallest concept id) forced to -1."""
+
+    def fit(self, X):
+        fitted = SmallDataClusterer().fit(X)
+        self.labels_ = fitted.labels_.copy()
+        self.labels_[0] = -1
+        self.probabilities_ = np.where(self.labels_ < 0, 0.0, fitted.probabilities_)
+        return self
+
+
+def test_outliers_are_reassigned_to_their_nearest_topic_only_on_request(
+    staging, build, embedder
+):
+    populate(build, {k: WORDS[k] for k in ("garden", "music", "code")})
+    run(staging, embedder, clusterer=FirstRowOutlier())
+    first = "c_code_amber"
+    assert first not in topic_of(staging)
+    assert staging.db["topic_outliers"].get(first)["active"] == 1
+    run(staging, embedder, clusterer=FirstRowOutlier(), recluster=True, reassign_outliers=True)
+    home = topic_of(staging)[first]
+    assert home == topic_of(staging)["c_code_birch"]
+    assert staging.db["topic_memberships"].get((first, home))["assignment"] == "nearest"
+    assert staging.db["topic_outliers"].get(first)["active"] == 0  # recorded, then retired
