@@ -45,7 +45,8 @@ SEARCH_SPACE: dict[str, Any] = {
     "n_neighbors": [15],
     "n_components": [5],
     "min_dist": [0.0],
-    "min_cluster_size": "int, log scale, [max(10, m/200), max(20, m/10)] for a sample of m",
+    "min_cluster_size": "int, log scale, [max(f, m/200), max(20, m/10)] for a sample of m out"
+                        " of N, f = 10 when m = N, down to 5 as m/N falls (it is scaled by N/m)",
     "min_samples": "int, [1, min(min_cluster_size, 50)]",
     "cluster_selection_method": ["eom"],
 }
@@ -101,7 +102,8 @@ class _Objective:
             choices = [c for c in self.space[key] if key != "n_neighbors" or c < m]
             choices = choices or [m - 1]
             pick(key, lambda k=key, c=choices: trial.suggest_categorical(k, c))
-        low, high = min(max(10, m // 200), m // 2), max(20, m // 10)
+        floor = min(10, max(5, round(10 * m / self.population)))  # ~10 concepts per topic
+        low, high = min(max(floor, m // 200), m // 2), max(20, m // 10)
         pick("min_cluster_size", lambda: trial.suggest_int("min_cluster_size", low, high, log=True))
         top = min(int(params["min_cluster_size"]), 50)
         pick("min_samples", lambda: trial.suggest_int("min_samples", 1, top))
