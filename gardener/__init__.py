@@ -23,7 +23,9 @@ from gardener.reduce import IdentityReducer, SampledUMAP, make_umap
 from gardener.service import GardenOptions, GardenReport, apply_checked, garden, revert_plan
 from gardener.splits import plan_splits
 from gardener.state import GardenState
-from gardener.topics import plan_topics
+from gardener.topic_match import match_topics, topic_events
+from gardener.topic_step import TopicSettings, plan_topic_step
+from gardener.topics import TopicLabeler, TopicLayout, full_layout, incremental_layout, plan_topics
 from gardener.tuning import StudyResult, tune
 
 __all__ = [
@@ -44,22 +46,30 @@ __all__ = [
     "SampledUMAP",
     "SmallDataClusterer",
     "StudyResult",
+    "TopicLabeler",
+    "TopicLayout",
+    "TopicSettings",
     "apply_checked",
     "believed_at",
     "check_plan",
     "cluster_vectors",
     "ctfidf_keywords",
+    "full_layout",
     "garden",
+    "incremental_layout",
     "invalidate",
     "make_hdbscan",
     "make_umap",
+    "match_topics",
     "plan_decay",
     "plan_invalidations",
     "plan_merges",
     "plan_splits",
+    "plan_topic_step",
     "plan_topics",
     "revert_plan",
     "score_labels",
+    "topic_events",
     "true_at",
     "tune",
     "validate_plan",

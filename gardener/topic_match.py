@@ -1,10 +1,11 @@
 """Stable topic ids: a re-clustered topic keeps the id of the old topic it mostly continues.
 
 Overlap is measured on the concepts both clusterings saw (concepts new since the old one, or
-gone since, do not count against a match). A new topic keeps an old id when more than
-``min_share`` of the old topic's surviving members are in it *and* more than ``min_share`` of
+gone since, do not count against a match). A new topic can keep an old id when more than
+``min_share`` of the old topic's surviving members are in it *or* more than ``min_share`` of
 its own previously-seen members came from that old topic; pairs are taken greedily by overlap
-(ties by id), so each id is used at most once. Unmatched new topics get a fresh id from their
+(ties by id), so each id is used at most once and a split topic's id stays with its largest
+continuation. Unmatched new topics get a fresh id from their
 members. ``topic_events`` describes what happened to the others: a retired topic whose members
 now sit in two or more topics was split, a new topic drawn from two or more was merged.
 """
@@ -46,8 +47,8 @@ def match_topics(
     for index, members in enumerate(new_sets):
         for tid, old_members in old_sets.items():
             shared = len(members & old_members)
-            if (shared and shared > min_share * len(old_members)
-                    and shared > min_share * len(members)):
+            if shared and (shared > min_share * len(old_members)
+                           or shared > min_share * len(members)):
                 pairs.append((-shared, tid, index))
     ids: list[str | None] = [None] * len(new)
     used: set[str] = set()
@@ -65,19 +66,22 @@ def topic_events(
 ) -> list[dict[str, Any]]:
     """``topic_split`` / ``topic_merge`` / ``topic_retired`` / ``topic_new`` records, by id.
 
-    A part counts when it holds at least ``min_part`` of the topic's members.
+    A part counts when it holds at least ``min_part`` of the topic's members. A split or merge
+    is recorded whether or not one of the parts kept the id.
     """
     where = {c: tid for tid, members in new.items() for c in members}
     came = {c: tid for tid, members in old.items() for c in members}
     events: list[dict[str, Any]] = []
-    for tid in sorted(set(old) - set(new)):
+    for tid in sorted(old):
         into = Counter(where[c] for c in old[tid] if c in where)
         parts = {t: n for t, n in sorted(into.items()) if n >= min_part * len(old[tid])}
-        kind = "topic_split" if len(parts) >= 2 else "topic_retired"
-        events.append({"action": kind, "topic": tid, "into": parts, "size": len(old[tid])})
-    for tid in sorted(set(new) - set(old)):
+        if len(parts) >= 2 or tid not in new:
+            kind = "topic_split" if len(parts) >= 2 else "topic_retired"
+            events.append({"action": kind, "topic": tid, "into": parts, "size": len(old[tid])})
+    for tid in sorted(new):
         frm = Counter(came[c] for c in new[tid] if c in came)
         parts = {t: n for t, n in sorted(frm.items()) if n >= min_part * len(new[tid])}
-        kind = "topic_merge" if len(parts) >= 2 else "topic_new"
-        events.append({"action": kind, "topic": tid, "from": parts, "size": len(new[tid])})
+        if len(parts) >= 2 or tid not in old:
+            kind = "topic_merge" if len(parts) >= 2 else "topic_new"
+            events.append({"action": kind, "topic": tid, "from": parts, "size": len(new[tid])})
     return events

@@ -156,6 +156,17 @@ def _add_parents(layout: TopicLayout, groups: dict[str, list[str]], cents: Any,
                                "label": label_from_keywords(kw), "children": sorted(ks)})
 
 
+def _place_outliers(layout: TopicLayout, outliers: Sequence[str], found: Sequence[Assignment],
+                    reassign: bool) -> None:
+    """Outliers stay unassigned (recorded with their nearest topic) unless ``reassign``."""
+    for concept, hit in zip(outliers, found, strict=True):
+        if reassign and hit.topic_id is not None:
+            _membership(layout, concept, hit.topic_id, hit.similarity, "nearest")
+            layout.rows["topics"][(hit.topic_id,)]["size"] += 1
+        else:
+            _outlier(layout, concept, hit)
+
+
 def full_layout(
     state: GardenState, concept_ids: Sequence[str], result: ClusterResult,
     vectors: npt.NDArray[np.float32], *, reassign_outliers: bool = False,
@@ -184,12 +195,7 @@ def full_layout(
     cents = centroids_for({t: [index[c] for c in m] for t, m in groups.items()}, vectors)
     outliers = [c for c in concept_ids if result.labels[index[c]] < 0]
     found = assign(vectors[[index[c] for c in outliers]], cents) if outliers else []
-    for concept, hit in zip(outliers, found, strict=True):
-        if reassign_outliers and hit.topic_id is not None:
-            _membership(layout, concept, hit.topic_id, hit.similarity, "nearest")
-            layout.rows["topics"][(hit.topic_id,)]["size"] += 1
-        else:
-            _outlier(layout, concept, hit)
+    _place_outliers(layout, outliers, found, reassign_outliers)
     _add_parents(layout, groups, cents, docs, stop)
     layout.actions[:0] = [
         {"action": "topic", "topic": r["id"], "label": r["label"],

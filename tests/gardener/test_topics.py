@@ -11,6 +11,7 @@ from datetime import UTC, datetime
 import numpy as np
 
 from gardener.assign import assign, centroids_for
+from gardener.cluster import SmallDataClusterer
 from gardener.hierarchy import parent_groups
 from gardener.service import GardenOptions, garden
 from gardener.topic_match import match_topics, topic_events
@@ -126,14 +127,20 @@ def test_match_keeps_ids_of_continuing_topics_and_records_splits():
     new = [{"1", "2", "3", "4", "9"}, {"5", "6"}, {"7", "8"}]
     ids = match_topics(old, new, seen)
     assert ids[0] == "t_a"  # grew by a new concept: same topic
-    assert "t_b" not in ids and len(set(ids)) == 3  # halved: neither half continues it
+    assert ids.count("t_b") == 1 and len(set(ids)) == 3  # halved: one half keeps the id
     assert match_topics(old, new, seen) == ids  # deterministic
     events = topic_events(old, dict(zip(ids, new, strict=True)))
-    split = next(e for e in events if e["topic"] == "t_b")
-    assert split["action"] == "topic_split" and sorted(split["into"].values()) == [2, 2]
-    merged = match_topics(old, [old["t_a"] | old["t_b"]], seen)
-    assert merged[0] not in old
-    assert topic_events(old, {merged[0]: old["t_a"] | old["t_b"]})[-1]["action"] == "topic_merge"
+    split = next(e for e in events if e["action"] == "topic_split")
+    assert split["topic"] == "t_b" and sorted(split["into"].values()) == [2, 2]
+    assert not any(e["topic"] == "t_a" for e in events)  # t_a only grew
+    both = old["t_a"] | old["t_b"]
+    merged = match_topics(old, [both], seen)
+    assert merged == ["t_a"]  # the id stays with the largest continuation (ties by id)
+    merge = topic_events(old, {"t_a": both})
+    assert [e["action"] for e in merge] == ["topic_retired", "topic_merge"]
+    assert merge[1]["from"] == {"t_a": 4, "t_b": 4}
+    unrelated = match_topics(old, [{"1", "5"}, {"2", "6"}, {"3", "7"}], seen)
+    assert all(t not in old for t in unrelated)  # no majority anywhere: fresh ids
 
 
 def test_assignment_radius_and_parent_groups_are_deterministic():
@@ -151,3 +158,29 @@ def test_assignment_radius_and_parent_groups_are_deterministic():
     groups = parent_groups(pairs)
     assert groups == parent_groups(pairs) and groups[0] == groups[1] != groups[2] == groups[3]
     assert parent_groups(pairs[:3]) == [-1, -1, -1]
+
+
+class FirstRowOutlier:
+    """The fallback clusterer, with the first row (smallest concept id) forced to -1."""
+
+    def fit(self, X):
+        fitted = SmallDataClusterer().fit(X)
+        self.labels_ = fitted.labels_.copy()
+        self.labels_[0] = -1
+        self.probabilities_ = np.where(self.labels_ < 0, 0.0, fitted.probabilities_)
+        return self
+
+
+def test_outliers_are_reassigned_to_their_nearest_topic_only_on_request(
+    staging, build, embedder
+):
+    populate(build, {k: WORDS[k] for k in ("garden", "music", "code")})
+    run(staging, embedder, clusterer=FirstRowOutlier())
+    first = "c_code_amber"
+    assert first not in topic_of(staging)
+    assert staging.db["topic_outliers"].get(first)["active"] == 1
+    run(staging, embedder, clusterer=FirstRowOutlier(), recluster=True, reassign_outliers=True)
+    home = topic_of(staging)[first]
+    assert home == topic_of(staging)["c_code_birch"]
+    assert staging.db["topic_memberships"].get((first, home))["assignment"] == "nearest"
+    assert staging.db["topic_outliers"].get(first)["active"] == 0  # recorded, then retired
