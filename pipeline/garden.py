@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
 from gardener.plans import Plan
 from gardener.service import GardenOptions, GardenReport, garden, revert_plan
+from ontology import stable_id
 from pipeline.embeddings import build_embedder
 from pipeline.errors import MissingExtraError
 from pipeline.settings import Settings
 from staging import StagingStore
 from staging.errors import StoreNotFound
 from staging.gardener_repo import GardenerRepo
+from staging.receipts import unit_receipts
 
 __all__ = ["garden_store", "parse_params", "revert_store", "summary_lines"]
 
@@ -66,7 +69,7 @@ def garden_store(
             user_scope=settings.user_scope,
             assistant_scope=settings.assistant_scope,
         )
-        return garden(
+        report = garden(
             staging,
             build_embedder(settings),
             seed=settings.garden_seed if seed is None else seed,
@@ -76,6 +79,12 @@ def garden_store(
             pinned_params=pinned,
             options=options,
         )
+        if report.run_id is not None:
+            units = [(p.id, stable_id("plan", json.dumps(p.to_dict(), sort_keys=True,
+                                                           default=str)))
+                     for p in report.plans if p.id in report.applied]
+            unit_receipts(staging.db, report.run_id, "garden", units)
+        return report
     finally:
         staging.close()
 

@@ -38,6 +38,7 @@ from typing import IO, Protocol
 from ontology import Conversation, Message, Source, stable_id
 from pipeline.errors import InputFileError
 from pipeline.importers import READERS, Detected, ImportContext, Parsed, detect, iter_records
+from pipeline.policy import admit_ingest
 from pipeline.settings import Settings
 from staging import ImportCounts, QuarantinedRecord, SourceStore, transaction
 
@@ -300,4 +301,5 @@ def ingest_paths(
                 tracker.offset += export.size
     finally:
         store.close()
+    admit_ingest(settings, report.files)  # write policy + receipts (pipeline.policy)
     return report

@@ -51,6 +51,12 @@ class Provenance:
         }
 
 
+def _receipt(db: sqlite_utils.Database, run: Run, status: str) -> None:
+    from staging.receipts import run_receipt  # receipts imports this module
+
+    run_receipt(db, run, status)
+
+
 class StagingStore:
     def __init__(self, db: sqlite_utils.Database) -> None:
         self.db = db
@@ -91,7 +97,9 @@ class StagingStore:
                     "error": None,
                 }
             )
-        return Run(run_id, stage, user_scope, assistant_scope)
+            run = Run(run_id, stage, user_scope, assistant_scope)
+            _receipt(self.db, run, "started")
+        return run
 
     def finish_run(
         self, run: Run, status: str, stats: dict[str, Any] | None = None, error: str | None = None
@@ -106,6 +114,7 @@ class StagingStore:
                     "error": error,
                 },
             )
+            _receipt(self.db, run, "committed" if status == "completed" else "failed")
 
     def count(self, table: str, where: str | None = None, params: list[Any] | None = None) -> int:
         sql = f"SELECT COUNT(*) FROM [{table}]" + (f" WHERE {where}" if where else "")
