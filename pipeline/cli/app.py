@@ -28,7 +28,7 @@ app = typer.Typer(
 err_console = Console(stderr=True)
 
 # Each module defines register(app); one module per stage keeps this file small.
-COMMAND_MODULES = ("ingest", "stats", "extract", "run", "sync", "lineage", "garden")
+COMMAND_MODULES = ("ingest", "stats", "extract", "run", "sync", "lineage", "garden", "forget")
 
 
 @app.callback()
