@@ -28,7 +28,8 @@ app = typer.Typer(
 err_console = Console(stderr=True)
 
 # Each module defines register(app); one module per stage keeps this file small.
-COMMAND_MODULES = ("ingest", "stats", "extract", "run", "sync", "lineage", "garden", "forget")
+COMMAND_MODULES = ("ingest", "stats", "extract", "run", "sync", "lineage", "garden", "forget",
+                   "doctor")
 
 
 @app.callback()
