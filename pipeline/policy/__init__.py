@@ -23,6 +23,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ontology import stable_id
+from pipeline.policy._read import VISIBLE_SQL, ReadFilter
 from pipeline.policy._rules import CLASSES, builtin_rules, classify, extra_rules, most_sensitive
 from pipeline.settings import Settings
 from staging import SourceStore, transaction
@@ -33,6 +34,7 @@ __all__ = [
     "CLASSES",
     "VISIBLE_SQL",
     "PolicyRow",
+    "ReadFilter",
     "admit_ingest",
     "apply_ingest_policy",
     "classify",
@@ -44,15 +46,6 @@ __all__ = [
 ]
 
 WRITER = "policy:v1"
-
-VISIBLE_SQL = (
-    "({m}.user_scope = :user_scope AND {m}.assistant_scope = :assistant_scope"
-    " AND NOT EXISTS (SELECT 1 FROM message_policy p WHERE p.message_id = {m}.id"
-    " AND p.expires_at IS NOT NULL AND p.expires_at <= :now))"
-)
-"""SQL fragment over a ``messages`` alias ``{m}`` (``.format(m="m")``) with named params
-``:user_scope``, ``:assistant_scope`` and ``:now`` (ISO-8601 UTC): the rows a reader may see."""
-
 
 @dataclass(frozen=True)
 class PolicyRow:
