@@ -29,7 +29,7 @@ err_console = Console(stderr=True)
 
 # Each module defines register(app); one module per stage keeps this file small.
 COMMAND_MODULES = ("ingest", "stats", "extract", "run", "sync", "lineage", "garden", "forget",
-                   "doctor")
+                   "doctor", "redact")
 
 
 @app.callback()

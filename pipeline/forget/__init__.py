@@ -13,46 +13,32 @@ with the counts of what was removed (never what it said).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from ontology import stable_id
 from pipeline import __version__
-from pipeline.forget._purge import compact, prune_embeddings, purge_source, purge_staging
-from pipeline.forget._rederive import (
-    load_texts,
-    rebuild_graphs,
-    rederive,
-    synced_backends,
-)
+from pipeline.forget._converge import ForgetReport, converge, remember
+from pipeline.forget._purge import compact, purge_source
+from pipeline.forget._redact import RedactReport, redact
+from pipeline.forget._rederive import load_texts
 from pipeline.forget._select import NothingSelected, Selector, select_messages
 from pipeline.settings import Settings
-from staging import SourceStore, StagingStore, transaction
+from staging import SourceStore, StagingStore
 from staging.errors import StoreNotFound
 from staging.receipts import run_receipt
 
-__all__ = ["ForgetReport", "NothingSelected", "Selector", "forget"]
-
-
-@dataclass
-class ForgetReport:
-    selector: str
-    dry_run: bool
-    messages: int = 0
-    conversations: int = 0
-    removed: dict[str, int] = field(default_factory=dict)
-    rederived: dict[str, int] = field(default_factory=dict)
-    graphs: dict[str, str] = field(default_factory=dict)
-    receipt_id: str | None = None
-
-    def summary(self) -> str:
-        if self.dry_run:
-            return (f"dry run: forget --{self.selector} would delete {self.messages} message(s)"
-                    f" in {self.conversations} conversation(s) and everything derived")
-        removed = ", ".join(f"{k} {v}" for k, v in sorted(self.removed.items()) if v)
-        graphs = ", ".join(f"{k} {v}" for k, v in sorted(self.graphs.items())) or "none synced"
-        return (f"forgot {self.messages} message(s) (--{self.selector}); removed: "
-                f"{removed or 'nothing else'}; re-derived {self.rederived.get('concepts', 0)}"
-                f" concepts; graphs: {graphs}; receipt {self.receipt_id}")
+__all__ = [
+    "CompactReport",
+    "ForgetReport",
+    "NothingSelected",
+    "RedactReport",
+    "Selector",
+    "compact_expired",
+    "converge",
+    "forget",
+    "redact",
+]
 
 
 def _conversations(source: SourceStore, ids: list[str]) -> list[str]:
@@ -65,12 +51,26 @@ def _conversations(source: SourceStore, ids: list[str]) -> list[str]:
     return sorted(found)
 
 
-def _remember(staging: StagingStore, run_id: str, kind_ids: dict[str, list[str]],
-              receipt_id: str) -> None:
-    with transaction(staging.db):
-        staging.db.conn.executemany(
-            "INSERT OR IGNORE INTO forgotten (id, kind, receipt_id) VALUES (?, ?, ?)",
-            [(i, kind, receipt_id) for kind, ids in kind_ids.items() for i in ids])
+@dataclass
+class CompactReport:
+    expired: int
+    forget: ForgetReport | None
+
+    def summary(self) -> str:
+        return ("no expired message" if self.forget is None
+                else f"compacted {self.expired} expired message(s): {self.forget.summary()}")
+
+
+def compact_expired(settings: Settings, now: datetime | None = None) -> CompactReport:
+    """Forget every message past its retention (reads already hide them): the `run` stage."""
+    if not settings.source_db.exists():
+        return CompactReport(0, None)
+    at = (now or datetime.now(UTC)).isoformat()
+    try:
+        report = forget(settings, Selector(expired_at=at))
+    except NothingSelected:
+        return CompactReport(0, None)
+    return CompactReport(report.messages, report)
 
 
 def forget(settings: Settings, selector: Selector, dry_run: bool = False) -> ForgetReport:
@@ -97,27 +97,17 @@ def forget(settings: Settings, selector: Selector, dry_run: bool = False) -> For
 def _forget(settings: Settings, source: SourceStore, staging: StagingStore, ids: list[str],
             selector: Selector, report: ForgetReport) -> None:
     texts = load_texts(source.db, ids)
-    concepts_before = {r[0] for r in staging.db.execute("SELECT id FROM concepts")}
-    gardened = bool(staging.db.execute("SELECT COUNT(*) FROM runs WHERE stage = 'garden'"
-                                       " AND status = 'completed'").fetchone()[0])
     run = staging.start_run("forget", {"selector": selector.describe()}, __version__,
                             settings.user_scope, settings.assistant_scope)
     target = stable_id("forget", *ids)
     receipt = run_receipt(staging.db, run, "started", stage="forget", target=target,
                           version=target, counts={"messages": len(ids)})
-    _remember(staging, run.id, {"message": ids, "conversation": _conversations(source, ids)},
-              receipt)
+    conversations = _conversations(source, ids)
+    remember(staging, {"message": ids}, receipt)
     report.removed.update(purge_source(source.db, ids))
-    live = {r[0] for r in source.db.execute("SELECT id FROM messages")}
-    report.removed.update(purge_staging(staging.db, live, texts))
-    del texts
-    report.rederived = rederive(settings, staging, gardened)
-    gone = sorted(concepts_before - {r[0] for r in staging.db.execute("SELECT id FROM concepts")})
-    _remember(staging, run.id, {"concept": gone}, receipt)
-    report.removed["concepts_gone"] = len(gone)
-    report.removed["embeddings"] = prune_embeddings(staging.db)
-    report.graphs = rebuild_graphs(settings, synced_backends(staging))
-    compact(source.db, fts=True)
+    kept = {r[0] for r in source.db.execute("SELECT id FROM conversations")}
+    remember(staging, {"conversation": [c for c in conversations if c not in kept]}, receipt)
+    converge(settings, source, staging, texts, receipt, report)
     report.receipt_id = run_receipt(
         staging.db, run, "committed", stage="forget", target=target, version=target,
         counts={k: v for k, v in report.removed.items() if isinstance(v, int)})

@@ -95,9 +95,11 @@ def purge_source(db: sqlite_utils.Database, message_ids: Sequence[str]) -> dict[
     return counts
 
 
-def _dead_segments(staging: sqlite_utils.Database, live: set[str]) -> list[str]:
+def _dead_segments(staging: sqlite_utils.Database, live: set[str],
+                   changed: set[str]) -> list[str]:
     rows = staging.execute("SELECT segment_id, message_id FROM segment_messages").fetchall()
-    return sorted({segment for segment, message in rows if message not in live})
+    return sorted({segment for segment, message in rows
+                   if message not in live or message in changed})
 
 
 def _delete_in(db: sqlite_utils.Database, table: str, column: str, ids: Sequence[str]) -> int:
@@ -132,12 +134,14 @@ def _sweep_llm_calls(staging: sqlite_utils.Database, texts: Iterable[str]) -> in
 
 
 def purge_staging(
-    staging: sqlite_utils.Database, live_messages: set[str], deleted_texts: Iterable[str]
+    staging: sqlite_utils.Database, live_messages: set[str], deleted_texts: Iterable[str],
+    changed: set[str] | None = None,
 ) -> dict[str, int]:
-    """Remove what derives from messages not in ``live_messages``; reset the derived tables."""
+    """Remove what derives from messages not in ``live_messages`` (or whose text ``changed``,
+    e.g. redacted); reset the derived tables."""
     counts: dict[str, int] = {}
     with transaction(staging):
-        dead = _dead_segments(staging, live_messages)
+        dead = _dead_segments(staging, live_messages, changed or set())
         extractions = sorted(
             row[0] for chunk in _chunks(dead) for row in staging.execute(
                 f"SELECT id FROM extractions WHERE segment_id IN ({_marks(chunk)})", chunk))

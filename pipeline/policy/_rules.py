@@ -44,8 +44,9 @@ def builtin_rules() -> list[Rule]:
     return [
         _rule("contact.email", "personal", r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"),
         _rule("contact.phone", "personal",
-              r"(?<![\w-])(?:\+\d{1,3}[\s.-]?)?(?:\(\d{2,4}\)[\s.-]?)?\d{3,4}[\s.-]\d{3,4}"
-              r"(?:[\s.-]\d{2,4})?(?![\w-])"),
+              r"(?<![\w+])\+\d{1,3}[\s.-]?(?:\(\d{1,4}\)[\s.-]?)?\d{1,4}(?:[\s.-]?\d{2,4}){2,4}\b"),
+        _rule("contact.phone_context", "personal",
+              r"\b(?:phone|call me|tel|mobile|cell|whatsapp|text me)\b\D{0,20}\d[\d\s().-]{6,}\d"),
         _rule("contact.address", "personal",
               r"\b\d{1,5}\s+(?:[A-Z][\w'-]*\s+){1,4}(?:street|st|avenue|ave|road|rd"
               r"|boulevard|blvd|lane|ln|drive|dr)\b\.?"),
