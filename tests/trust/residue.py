@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 
-def deleted_fragments(before: Path, conversation_external_id: str, after: Path) -> set[str]:
+def deleted_fragments(before: Path, conversation_external_id: str,
+                      after: Path | None) -> set[str]:
     """24-char windows of the conversation's texts (from the store ``before``) that occur in no
     text the store ``after`` still holds: what must be gone everywhere."""
     old = sqlite3.connect(before / "source.db")
@@ -21,12 +22,15 @@ def deleted_fragments(before: Path, conversation_external_id: str, after: Path) 
                                             [cid]) if r[0]]
     finally:
         old.close()
-    new = sqlite3.connect(after / "source.db")
-    try:
-        kept = "\n".join([r[0] for r in new.execute("SELECT text FROM messages")]
-                         + [r[0] or "" for r in new.execute("SELECT title FROM conversations")])
-    finally:
-        new.close()
+    kept = ""
+    if after is not None:  # None: every window of the conversation
+        new = sqlite3.connect(after / "source.db")
+        try:
+            kept = "\n".join([r[0] for r in new.execute("SELECT text FROM messages")]
+                             + [r[0] or "" for r in new.execute("SELECT title FROM"
+                                                                " conversations")])
+        finally:
+            new.close()
     fragments: set[str] = set()
     for text in texts:
         text = text.strip()
