@@ -23,7 +23,7 @@ from graph import (
     open_graph,
 )
 from pipeline.errors import ConfigurationError
-from pipeline.policy import ReadFilter
+from pipeline.policy import ReadFilter, record_read
 from pipeline.settings import Settings
 from staging.db import utc_now
 from staging.projection import canonical_time
@@ -113,7 +113,9 @@ def concept_evidence(
     _require_visible(seen.concepts([concept_id]), "concept", concept_id)
     rows = _ask(settings, backend, ask)
     shown = seen.messages(r.message_id for r in rows)
-    return [r for r in rows if r.message_id in shown]
+    visible = [r for r in rows if r.message_id in shown]
+    record_read(settings, "lineage", concept_id, [concept_id], [r.message_id for r in visible])
+    return visible
 
 
 def distinct_spans(rows: Sequence[EvidenceRow]) -> list[EvidenceRow]:

@@ -27,7 +27,8 @@ class ForgetReport:
         if self.dry_run:
             return (f"dry run: forget --{self.selector} would delete {self.messages} message(s)"
                     f" in {self.conversations} conversation(s) and everything derived")
-        removed = ", ".join(f"{k} {v}" for k, v in sorted(self.removed.items()) if v)
+        removed = ", ".join(f"{k} {v}" for k, v in sorted(self.removed.items())
+                            if v and not k.startswith("reset."))
         graphs = ", ".join(f"{k} {v}" for k, v in sorted(self.graphs.items())) or "none synced"
         return (f"forgot {self.messages} message(s) (--{self.selector}); removed: "
                 f"{removed or 'nothing else'}; re-derived {self.rederived.get('concepts', 0)}"

@@ -142,6 +142,9 @@ def unverified_lineage(conn: sqlite3.Connection, now: datetime, version: str) ->
                       "SELECT e.concept_id, COUNT(*) FROM evidence e JOIN src.messages m ON"
                       " m.id = e.message_id WHERE substr(m.text, e.start + 1, e.\"end\" -"
                       " e.start) != e.quote GROUP BY e.concept_id")
+    found += _grouped(conn, "unverified", "read", "result_without_dependency_versions",
+                      "SELECT stage, COUNT(*) FROM receipts WHERE stage IN ('search', 'lineage')"
+                      " AND status = 'committed' AND depends_on_version IS NULL GROUP BY stage")
     for table in ("concepts", "evidence", "relations", "segments", "mentions"):
         found += _grouped(conn, "unverified", table, "provenance_incomplete",
                           f"SELECT '{table}', COUNT(*) FROM {table} t WHERE t.writer = '' OR"

@@ -23,7 +23,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ontology import stable_id
-from pipeline.policy._read import VISIBLE_SQL, ReadFilter
+from pipeline.policy._read import VISIBLE_SQL, ReadFilter, dependency_versions
 from pipeline.policy._rules import CLASSES, builtin_rules, classify, extra_rules, most_sensitive
 from pipeline.settings import Settings
 from staging import SourceStore, transaction
@@ -38,9 +38,11 @@ __all__ = [
     "admit_ingest",
     "apply_ingest_policy",
     "classify",
+    "dependency_versions",
     "expired_message_ids",
     "message_policies",
     "most_sensitive",
+    "record_read",
     "sensitivity_of",
     "visible",
 ]
@@ -132,6 +134,26 @@ def admit_ingest(settings: Settings, files: Iterable[Any]) -> int:
     finally:
         store.close()
     return classified
+
+
+def record_read(settings: Settings, stage: str, target: str, concept_ids: Iterable[str],
+                message_ids: Iterable[str]) -> str:
+    """A retrieval receipt (seed 000): which revision of each concept and message a read path
+    (lineage, search) returned, so a later check can tell a stale answer from a current one."""
+    from pipeline import __version__
+    from staging import StagingStore
+
+    depends = dependency_versions(settings.source_db, settings.staging_db, concept_ids,
+                                  message_ids)
+    staging = StagingStore.open(settings.staging_db)
+    try:
+        return record_receipt(staging.db, Receipt(
+            stable_id("read", target, utc_now()), settings.user_scope,
+            settings.assistant_scope, stage, target, stable_id("deps", *sorted(depends.items())),
+            source_version(__version__, "read"), "committed", utc_now(),
+            depends_on_version=depends, worker=worker_id(), counts={"results": len(depends)}))
+    finally:
+        staging.close()
 
 
 def message_policies(db: Any, ids: Iterable[str]) -> dict[str, PolicyRow]:

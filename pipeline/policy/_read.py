@@ -87,3 +87,25 @@ class ReadFilter:
             (i for i in items if i.startswith("conv_")))
         other = {i for i in items if not i.startswith(("msg_", "c_", "conv_"))}
         return messages | concepts | conversations | other
+
+
+def dependency_versions(
+    source_db: Path, staging_db: Path, concept_ids: Iterable[str], message_ids: Iterable[str]
+) -> dict[str, str]:
+    """Which revision of each concept (``rev:N``) and message (hash of its text) a read used."""
+    from ontology import stable_id
+
+    versions: dict[str, str] = {}
+    conn = sqlite3.connect(f"file:{staging_db}?mode=ro", uri=True)
+    conn.execute("ATTACH DATABASE ? AS src", [f"file:{source_db}?mode=ro"])
+    try:
+        for cid in sorted(set(concept_ids)):
+            row = conn.execute("SELECT revision_count FROM concepts WHERE id = ?", [cid]
+                               ).fetchone()
+            versions[cid] = f"rev:{row[0]}" if row else "rev:gone"
+        for mid in sorted(set(message_ids)):
+            row = conn.execute("SELECT text FROM src.messages WHERE id = ?", [mid]).fetchone()
+            versions[mid] = stable_id("text", row[0]) if row else "gone"
+    finally:
+        conn.close()
+    return versions

@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from collections.abc import Callable
 
 import pytest
 
+from pipeline import lineage
+from pipeline.health import diagnose
 from pipeline.settings import Settings
 from staging import StagingStore
 from staging.receipts import (
     RECEIPT_STATUSES,
     Receipt,
     ReceiptNotContentFree,
+    read_receipts,
     record_receipt,
 )
 
@@ -75,7 +79,7 @@ def test_every_stage_boundary_has_receipts(sample_store: Settings) -> None:
         run_ids = {r[0] for r in staging.db.execute("SELECT id FROM runs")}
     finally:
         staging.close()
-    assert {r["run_id"] for r in rows if r["stage"] != "ingest"} <= run_ids
+    assert {r["run_id"] for r in rows if r["stage"] not in ("ingest", "lineage")} <= run_ids
 
 
 def test_no_receipt_contains_any_text_of_the_store(sample_store: Settings) -> None:
@@ -108,3 +112,32 @@ def test_a_receipt_carrying_text_is_rejected(sample_store: Settings, tmp_path) -
         assert staging.count("receipts") == 1
     finally:
         staging.close()
+
+
+def test_a_lineage_read_records_the_versions_it_depended_on(
+    sample_store: Settings, copy_store: Callable[[Settings], Settings]
+) -> None:
+    settings = copy_store(sample_store)
+    staging = StagingStore.open(settings.staging_db)
+    try:
+        concept, revisions = staging.db.execute(
+            "SELECT c.id, c.revision_count FROM concepts c JOIN evidence e ON e.concept_id ="
+            " c.id WHERE c.merged_into IS NULL GROUP BY c.id ORDER BY c.id LIMIT 1").fetchone()
+    finally:
+        staging.close()
+    rows = lineage.concept_evidence(settings, concept)
+    staging = StagingStore.open(settings.staging_db)
+    try:
+        (read,) = read_receipts(staging.db, stage="lineage")
+        depends = json.loads(read["depends_on_version"])
+        assert depends[concept] == f"rev:{revisions}"
+        assert {r.message_id for r in rows} <= set(depends)
+        assert all(v.startswith("text_") for k, v in depends.items() if k != concept)
+        assert diagnose(settings, graph=False).state == "healthy"
+        record_receipt(staging.db, Receipt("read_1", "default-user", "default-assistant",
+                                           "search", "q_1", "v1", "0.1.0+x", "committed"))
+    finally:
+        staging.close()
+    report = diagnose(settings, graph=False)  # a result with no dependency receipt
+    assert report.state == "unverified"
+    assert {f.reason for f in report.findings} == {"result_without_dependency_versions"}
