@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -65,22 +65,20 @@ def _by_source(db: sqlite_utils.Database, value: str) -> list[str]:
                 [value, resolved, value, value])
 
 
+def _utc(value: str) -> datetime:
+    when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)  # naive = UTC
+
+
 def _by_between(db: sqlite_utils.Database, value: tuple[str, str]) -> list[str]:
     try:
-        start, end = (datetime.fromisoformat(v.replace("Z", "+00:00")) for v in value)
+        start, end = (_utc(v) for v in value)
     except ValueError as exc:
         raise ConceptmemError(
             f"--between {value[0]} {value[1]}: {exc}",
             "give two ISO-8601 times, e.g. 2024-01-01 2024-02-01T00:00Z") from exc
     rows = db.execute("SELECT id, created_at FROM messages WHERE created_at IS NOT NULL")
-    picked = []
-    for message_id, created in rows.fetchall():
-        when = datetime.fromisoformat(created)
-        if when.tzinfo is None and start.tzinfo is not None:
-            when = when.replace(tzinfo=start.tzinfo)
-        if start <= when < end:
-            picked.append(str(message_id))
-    return picked
+    return [str(mid) for mid, created in rows.fetchall() if start <= _utc(created) < end]
 
 
 def _by_concept(db: sqlite_utils.Database, staging: sqlite_utils.Database | None,

@@ -129,3 +129,53 @@ def test_forget_equals_a_store_that_never_saw_the_conversation(
     for key in ours:
         assert ours[key] == theirs[key], key
     shutil.rmtree(never.store)
+
+
+def test_every_selector_resolves_by_store_or_export_id(sample_store: Settings) -> None:
+    conv_id, conv_ext = _rows(sample_store.source_db, "SELECT id, external_id FROM"
+                              f" conversations WHERE external_id = '{GONE}'")[0]
+    msg_id, msg_ext = _rows(sample_store.source_db, "SELECT id, external_id FROM messages"
+                            f" WHERE conversation_id = '{conv_id}' ORDER BY position")[0]
+    source_path = _rows(sample_store.source_db, "SELECT s.path FROM sources s JOIN"
+                        f" conversations c ON c.source_id = s.id WHERE c.id = '{conv_id}'")[0][0]
+    in_conv = {r[0] for r in _rows(sample_store.source_db, "SELECT id FROM messages WHERE"
+                                   f" conversation_id = '{conv_id}'")}
+    concept = next(c for c, m in _rows(sample_store.staging_db, "SELECT concept_id, message_id"
+                                       " FROM evidence ORDER BY id") if m in in_conv)
+
+    def count(**selector: object) -> int:
+        return forget(sample_store, Selector(**selector), dry_run=True).messages  # type: ignore[arg-type]
+
+    assert count(conversation=conv_id) == count(conversation=conv_ext) == 7
+    assert count(message=msg_id) == count(message=msg_ext) == 1
+    assert count(source=str(source_path)) == 100  # the ChatGPT file of data/sample
+    assert count(user_scope="default-user") == 110
+    assert count(concept=concept) >= 1
+    timed = _rows(sample_store.source_db, "SELECT COUNT(*) FROM messages WHERE created_at"
+                  " IS NOT NULL")[0][0]
+    assert count(between=("2000-01-01", "2100-01-01")) == timed > 90  # untimed: never picked
+    with pytest.raises(NothingSelected):
+        count(between=("1990-01-01", "1990-02-01"))
+
+
+def test_forget_one_message_relinks_its_replies_and_stays_healthy(
+    sample_store: Settings, copy_store: Callable[[Settings], Settings]
+) -> None:
+    from pipeline.health import diagnose
+
+    settings = copy_store(sample_store)
+    conv = _rows(settings.source_db, f"SELECT id FROM conversations WHERE external_id = '{GONE}'"
+                 )[0][0]
+    chain = _rows(settings.source_db, "SELECT id, parent_id FROM messages WHERE"
+                  f" conversation_id = '{conv}' AND on_current_branch = 1 ORDER BY position")
+    middle, parent = chain[2]
+    child = chain[3][0]
+    forget(settings, Selector(message=middle))
+    left = dict(_rows(settings.source_db, "SELECT id, parent_id FROM messages WHERE"
+                      f" conversation_id = '{conv}'"))
+    assert middle not in left and left[child] == parent
+    assert not _rows(settings.staging_db, "SELECT 1 FROM segment_messages WHERE message_id ="
+                     f" '{middle}'")
+    assert _rows(settings.staging_db, "SELECT COUNT(*) FROM segments WHERE conversation_id ="
+                 f" '{conv}' AND status = 'extracted'")[0][0] >= 1  # re-segmented, re-extracted
+    assert diagnose(settings).state == "healthy"
