@@ -18,6 +18,7 @@ from datetime import UTC, datetime
 
 from ontology import stable_id
 from pipeline import __version__
+from pipeline.errors import ConceptmemError
 from pipeline.forget._converge import ForgetReport, converge, remember
 from pipeline.forget._purge import compact, purge_source
 from pipeline.forget._redact import RedactReport, redact
@@ -49,6 +50,18 @@ def _conversations(source: SourceStore, ids: list[str]) -> list[str]:
             f"SELECT conversation_id FROM messages WHERE id IN ({','.join('?' * len(chunk))})",
             chunk))
     return sorted(found)
+
+
+class GraphNotForgotten(ConceptmemError):
+    """SQLite forgot, but a graph backend could not be rebuilt (it may still show the rows)."""
+
+    def __init__(self, backends: list[str]) -> None:
+        self.backends = backends
+        names = ", ".join(backends)
+        super().__init__(f"forget: source and staging are clean, but the {names} graph could"
+                         " not be rebuilt and may still show the deleted rows",
+                         f"make it reachable, then `conceptmem sync --rebuild --backend "
+                         f"{backends[0]}`; `conceptmem doctor` reports it until then")
 
 
 @dataclass
@@ -111,5 +124,11 @@ def _forget(settings: Settings, source: SourceStore, staging: StagingStore, ids:
     report.receipt_id = run_receipt(
         staging.db, run, "committed", stage="forget", target=target, version=target,
         counts={k: v for k, v in report.removed.items() if isinstance(v, int)})
+    failed = sorted(b for b, status in report.graphs.items() if status == "failed")
+    for backend in failed:  # SQLite is clean; this projection still shows the deleted rows
+        run_receipt(staging.db, run, "failed", stage="forget", target=f"graph.{backend}",
+                    version=target)
     staging.finish_run(run, "completed", {"removed": report.removed, "graphs": report.graphs})
     compact(staging.db)
+    if failed:
+        raise GraphNotForgotten(failed)

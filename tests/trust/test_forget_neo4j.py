@@ -15,7 +15,7 @@ from builders import require_neo4j
 from residue import deleted_fragments, file_residues, neo4j_residues
 
 from graph import open_graph
-from pipeline.forget import Selector, forget
+from pipeline.forget import GraphNotForgotten, Selector, forget
 from pipeline.health import diagnose
 from pipeline.settings import Settings
 from pipeline.sync import sync_store
@@ -47,3 +47,21 @@ def test_forget_leaves_nothing_in_neo4j_or_the_embedded_graph(
         graph.close()
     assert file_residues(settings.store, fragments) == {}
     assert diagnose(settings).state == "healthy"  # both backends verify against SQLite
+
+
+def test_an_unreachable_backend_fails_forget_loudly_and_doctor_says_so(
+    sample_store: Settings, copy_store: Callable[[Settings], Settings]
+) -> None:
+    settings = copy_store(sample_store)
+    require_neo4j(settings)
+    sync_store(settings, backend="neo4j")
+    down = settings.model_copy(update={"neo4j_uri": "bolt://127.0.0.1:9"})
+    with pytest.raises(GraphNotForgotten) as failed:
+        forget(down, Selector(conversation=GONE))
+    assert failed.value.backends == ["neo4j"] and "sync --rebuild" in str(failed.value.hint)
+    assert file_residues(settings.store, deleted_fragments(sample_store.store, GONE,
+                                                           settings.store)) == {}
+    report = diagnose(settings)  # Neo4j is reachable again: the old rows are still there
+    assert report.state == "stale"
+    assert "deleted_still_visible" in {f.reason for f in report.findings}
+    assert diagnose(down).state == "unverified"  # cannot be checked at all
