@@ -70,17 +70,18 @@ class CypherGraph:
         query = f"MATCH {pattern} RETURN {var}.id AS id, {var}.row_hash AS h"
         return {row["id"]: row["h"] for row in self._read(query)}
 
+    def rows(self, kind: str) -> list[Row]:
+        """Every node of a label or edge of a type with all its properties, sorted by id."""
+        spec = spec_for(kind)
+        pattern, var = _pattern(spec)
+        columns = [f"{var}.{name} AS {name}" for name in spec.names]
+        if isinstance(spec, EdgeSpec):
+            columns = ["a.id AS src", "b.id AS dst", *columns]
+        rows = self._read(f"MATCH {pattern} RETURN {', '.join(columns)}")
+        return sorted(rows, key=lambda r: (r["id"], r.get("src"), r.get("dst")))
+
     def export(self) -> dict[str, list[Row]]:
-        dump: dict[str, list[Row]] = {}
-        for kind in SCHEMA.kinds():
-            spec = spec_for(kind)
-            pattern, var = _pattern(spec)
-            columns = [f"{var}.{name} AS {name}" for name in spec.names]
-            if isinstance(spec, EdgeSpec):
-                columns = ["a.id AS src", "b.id AS dst", *columns]
-            rows = self._read(f"MATCH {pattern} RETURN {', '.join(columns)}")
-            dump[kind] = sorted(rows, key=lambda r: (r["id"], r.get("src"), r.get("dst")))
-        return dump
+        return {kind: self.rows(kind) for kind in SCHEMA.kinds()}
 
     # -- lineage --------------------------------------------------------------------------------
     def evidence_for_concept(self, concept_id: str) -> list[EvidenceRow]:

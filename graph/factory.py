@@ -36,10 +36,15 @@ class GraphSettings(Protocol):
     def neo4j_database(self) -> str: ...
 
 
-def open_graph(settings: GraphSettings, backend: str | None = None) -> GraphStore:
+def open_graph(
+    settings: GraphSettings, backend: str | None = None, *, read_only: bool = False
+) -> GraphStore:
     """The graph store for ``backend`` (default: ``settings.graph_backend``), schema ensured.
 
-    Raises ``GraphUnavailable`` naming ``pip install 'conceptmem[graph]'`` when the engine's
+    ``read_only`` opens it for reading only (the engine refuses writes; several readers and a
+    writer may have it open at once); the schema is then neither created nor checked.
+
+    Raises ``GraphUnavailable`` naming the install command when the engine's
     package is missing, or how to start/configure Neo4j when it cannot be reached.
     """
     name = backend or settings.graph_backend
@@ -48,7 +53,8 @@ def open_graph(settings: GraphSettings, backend: str | None = None) -> GraphStor
         from graph.ladybug_backend import LadybugGraph
 
         megabytes = settings.graph_buffer_pool_mb
-        store = LadybugGraph(settings.graph_path, megabytes * 1024**2 if megabytes else None)
+        store = LadybugGraph(settings.graph_path, megabytes * 1024**2 if megabytes else None,
+                             read_only=read_only)
     elif name == "neo4j":
         from graph.neo4j_backend import Neo4jGraph
 
@@ -58,8 +64,10 @@ def open_graph(settings: GraphSettings, backend: str | None = None) -> GraphStor
             settings.neo4j_user,
             password.get_secret_value() if password is not None else None,
             settings.neo4j_database,
+            read_only=read_only,
         )
     else:
         raise GraphError(f"unknown graph backend: {name!r}", f"use one of: {', '.join(BACKENDS)}")
-    store.ensure_schema()
+    if not read_only:
+        store.ensure_schema()
     return store

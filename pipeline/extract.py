@@ -33,6 +33,7 @@ from pipeline.mapping import MappingInput, MappingTally, SemanticMapper
 from pipeline.settings import Settings
 from staging import Run, StagingStore, transaction
 from staging.concept_repo import ConceptRepo, MentionRow
+from staging.lock import writes_store
 from staging.receipts import stage_receipt
 from staging.segments_repo import SegmentsRepo
 
@@ -114,6 +115,7 @@ def build_extractor(settings: Settings, staging: StagingStore, run: Run,
     return LLMExtractor(StructuredClient(settings, log), settings.llm_model)
 
 
+@writes_store("extract")
 def extract_store(
     settings: Settings,
     *,

@@ -28,6 +28,7 @@ import gc
 import hashlib
 import re
 import zipfile
+import zlib
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -36,11 +37,12 @@ from pathlib import Path
 from typing import IO, Protocol
 
 from ontology import Conversation, Message, Source, stable_id
-from pipeline.errors import InputFileError
+from pipeline.errors import ImportFormatError, InputFileError
 from pipeline.importers import READERS, Detected, ImportContext, Parsed, detect, iter_records
 from pipeline.policy import admit_ingest
 from pipeline.settings import Settings
 from staging import ImportCounts, QuarantinedRecord, SourceStore, transaction
+from staging.lock import writes_store
 
 __all__ = [
     "ExportInput",
@@ -189,20 +191,38 @@ class _Batch:
 
 def _store_records(
     store: SourceStore, source: Source, ctx: ImportContext, f: IO[bytes],
-    detected: Detected, on_progress: _Progress,
+    detected: Detected, on_progress: _Progress, forced: bool = False,
 ) -> ImportCounts:
     counts = ImportCounts(sources=int(store.add_source(source)))
     batch = _Batch(store, counts)
     records = iter_records(Path(source.path), f, detected.container)
+    kept = 0
     for item in READERS[source.format](records, ctx):
         if isinstance(item, QuarantinedRecord):
             counts.quarantined += int(store.add_quarantine(source, item))
             counts.rejected.append(item)
         else:
+            kept += 1
             batch.add(item)
         on_progress(f.tell())
     batch.flush()
+    if forced and counts.rejected and not kept:  # raised inside the file's transaction
+        first = counts.rejected[0]
+        raise ImportFormatError(
+            source.path, first.record,
+            f"--format {source.format} rejected all {len(counts.rejected)} record(s)"
+            f" (first: {first.reason})",
+            "drop --format to auto-detect the format, or pass the right one",
+        )
     return counts
+
+
+_DAMAGED = (zipfile.BadZipFile, zlib.error, EOFError)  # a damaged member of a zip archive
+
+
+def _damaged(name: str, exc: BaseException) -> InputFileError:
+    return InputFileError(name, "archive member", f"damaged, cannot be read ({exc})",
+                          "download the export again, or unzip it and pass the files")
 
 
 def ingest_file(
@@ -213,8 +233,11 @@ def ingest_file(
     if isinstance(export, Path):
         export = _file_input(export)
     name = Path(export.name)
-    detected = detect(name, format_name, export.open)
-    sha = sha256_file(export)
+    try:
+        detected = detect(name, format_name, export.open)
+        sha = sha256_file(export)
+    except _DAMAGED as exc:
+        raise _damaged(export.name, exc) from exc
     stored_path = export.name if "!" in export.name else str(name.resolve())
     source = Source(
         id=stable_id("src", sha, settings.user_scope), path=stored_path, sha256=sha,
@@ -226,9 +249,12 @@ def ingest_file(
                         family=detected.format)
     try:
         with _gc_paused(), export.open() as f, transaction(store.db), store.bulk_import():
-            counts = _store_records(store, source, ctx, f, detected, on_progress)
+            counts = _store_records(store, source, ctx, f, detected, on_progress,
+                                    forced=format_name is not None)
     except OSError as exc:
         raise InputFileError(export.name, "file", f"cannot read ({exc})") from exc
+    except _DAMAGED as exc:
+        raise _damaged(export.name, exc) from exc
     return FileReport(export.name, detected.format, sha, source.id, counts)
 
 
@@ -279,6 +305,7 @@ class _Tracker:
         return update
 
 
+@writes_store("ingest", create=True)
 def ingest_paths(
     settings: Settings, paths: Sequence[Path | str], format_name: str | None = None,
     progress: bool = False,

@@ -22,10 +22,12 @@ from graph import (
     WindowMessage,
     open_graph,
 )
+from graph.readonly import write_clauses
 from pipeline.errors import ConfigurationError
 from pipeline.policy import ReadFilter, record_read
 from pipeline.settings import Settings
 from staging.db import utc_now
+from staging.lock import require_store
 from staging.projection import canonical_time
 
 __all__ = [
@@ -47,8 +49,12 @@ _SYNC_HINT = (
 
 
 @contextmanager
-def _graph(settings: Settings, backend: str | None) -> Iterator[GraphStore]:
-    graph = open_graph(settings, backend)
+def _graph(
+    settings: Settings, backend: str | None, read_only: bool = True
+) -> Iterator[GraphStore]:
+    if (backend or settings.graph_backend) == "embedded":
+        require_store(settings.store)
+    graph = open_graph(settings, backend, read_only=read_only)
     try:
         yield graph
     finally:
@@ -221,7 +227,8 @@ def _timestamp(value: str) -> str:
 
 
 def parse_params(pairs: Sequence[str]) -> dict[str, Any]:
-    """``k=v`` pairs; ``v`` is JSON when it parses (numbers, true, null, lists), else text."""
+    """``k=v`` pairs; ``v`` is strict JSON when it parses (numbers, true, null, lists), else
+    text: ``NaN`` and ``Infinity`` are not JSON, so they stay the text they are."""
     params: dict[str, Any] = {}
     for pair in pairs:
         key, sep, value = pair.partition("=")
@@ -230,23 +237,47 @@ def parse_params(pairs: Sequence[str]) -> dict[str, Any]:
                 f"bad --param {pair!r}: expected NAME=VALUE", "e.g. --param id=concept_abc"
             )
         try:
-            params[key] = json.loads(value)
+            params[key] = json.loads(value, parse_constant=_not_json)
         except ValueError:
             params[key] = value
     return params
 
 
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")
+
+
 def run_cypher(
     settings: Settings, query: str, params: dict[str, Any] | None = None,
-    backend: str | None = None,
+    backend: str | None = None, write: bool = False,
 ) -> list[dict[str, Any]]:
     """The power-user passthrough: the query text as given, values only as parameters.
 
     Rows that name (by id, or as a node with scope properties) a message, concept or
     conversation the reader may not see (other scope, expired) are dropped. A query that
     returns bare texts without any id or node is not filterable: `cypher` is an operator tool.
+
+    Read-only unless ``write``: the query may not use a write or file clause, and the engine
+    is opened read-only. The embedded graph is derived data and never written this way (the
+    next sync would undo it; ``verify`` reports it as drift); ``write`` is for Neo4j only.
     """
-    rows = _ask(settings, backend, lambda g: g.run_cypher(query, params or {}))
+    name = backend or settings.graph_backend
+    if write and name == "embedded":
+        raise ConfigurationError(
+            "cypher --write is refused on the embedded graph: it is derived from the SQLite "
+            "stores and rebuilt from them",
+            "change the data through the pipeline and run `conceptmem sync`",
+        )
+    clauses = write_clauses(query)
+    if clauses and not write:
+        raise ConfigurationError(
+            f"cypher is read-only: the query uses {', '.join(clauses)}",
+            "the graph is a projection: change the data through the pipeline and run "
+            "`conceptmem sync`" + ("; pass --write to write to Neo4j anyway"
+                                   if name == "neo4j" else ""),
+        )
+    with _graph(settings, backend, read_only=not write) as graph:
+        rows = graph.run_cypher(query, params or {})
     return _visible_rows(_reader(settings), rows)
 
 

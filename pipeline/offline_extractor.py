@@ -1,22 +1,33 @@
-"""The offline extractor: deterministic mentions from phrase patterns and YAKE keyphrases.
+"""The offline extractor: phrase patterns, typed noun phrases and named things, deterministic.
 
 No model, no download, no network: the default when no LLM endpoint is configured. It returns
 the same ``ExtractionResult`` an LLM would, labelled ``offline:vN`` in provenance. Every quote
 is cut from the message text by offsets, so it is a verbatim substring of its message.
 
-- User messages (the person's memory) are matched against patterns for goals, beliefs,
-  projects, events, tensions and behavioural patterns, and yield keyphrase entities.
-- Assistant messages yield only keyphrase entities, with lower confidence.
+- Human messages (role ``user``; in a two-person export both speakers are) are first-person
+  memory about their speaker (the message's ``author``, "the person" when there is none). Each
+  sentence is matched against patterns for goals, beliefs, projects, events, tensions and
+  habits; every substantive sentence also yields its best noun phrase (token rules, function
+  words, simplemma lemmas, the junk filter), typed by the sentence's cues, so that every such
+  sentence becomes evidence. Phrases that only cover a sentence get a tentative confidence
+  (``COVERAGE_CONFIDENCE``): the mapper attaches them to a concept that fits, else keeps them
+  as ``weak`` hypotheses until more evidence comes.
+- Named things (proper names, acronyms, multi-word phrases the segment repeats) become
+  entities; from assistant messages only proper names, with lower confidence.
+- Phrases are ranked by a cheap lexical score, or, given an ``Embedder``, by relevance to their
+  sentence (KeyBERT-style cosine) with MMR for diversity.
 - System and tool messages are skipped. Code blocks are masked out.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from ontology import (
     ConceptType,
+    Embedder,
     ExtractionRequest,
     ExtractionResult,
     RawMention,
@@ -25,26 +36,30 @@ from ontology import (
     SegmentMessage,
     normalize_name,
 )
-from pipeline.offline.keyphrases import guess_language, keyphrases, stopwords
+from pipeline.offline.cues import sentence_type
+from pipeline.offline.keyphrases import guess_language, stopwords
 from pipeline.offline.patterns import Pattern, patterns_for
-from pipeline.offline.text import Span, clean_title, mask_code, quote_around, sentences
+from pipeline.offline.phrases import Candidate, candidates, function_words, junk_reason, lemma
+from pipeline.offline.rank import rank
+from pipeline.offline.text import Span, clean_title, quote_around, sentences
 
-_Sentences = list[tuple[SegmentMessage, list[tuple[Span, str]]]]
-
-__all__ = ["OfflineExtractor"]
+__all__ = ["COVERAGE_CONFIDENCE", "OfflineExtractor"]
 
 
 def _word_set(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+COVERAGE_CONFIDENCE = 0.3  # below the mapper's weak bar: attach where a concept fits
 _TITLE_WORDS = 6
 _MAX_PATTERN_CHARS = 2000  # patterns look at the start of very long "sentences" only
+_MAX_SENTENCE_CHARS = 600  # phrases come from the start of very long "sentences" only
 _LONG_TITLE_WORDS = 8
-_USER_KEYPHRASE_CONFIDENCE = 0.45
-_ASSISTANT_KEYPHRASE_CONFIDENCE = 0.3
-_USER_KEYPHRASE_CHARS = 6000
-_ASSISTANT_KEYPHRASE_CHARS = 1500
+_NAMED_CONFIDENCE = 0.45
+_ASSISTANT_CONFIDENCE = 0.3
+_ASSISTANT_CHARS = 1500
+_NAME_HINT = re.compile(r"(?<=[\w,;] )[A-Z]|[A-Z]{2}|\d[A-Za-z]|[A-Za-z]\d")
+_MIN_WORDS = 4
 _PROJECT_WORDS = _word_set(
     "app application tool library website site startup book thesis project platform bot game"
     " course podcast blog plugin extension api cli service dashboard newsletter channel"
@@ -58,14 +73,16 @@ _FILLER = _word_set(
 _DANGLING = _word_set("you it them that this me him her us out up there so too")
 _THAT = re.compile(r"(?<!\w)(?:that|que|dass)(?!\w)", re.I)
 _PRONOUNS = _word_set("i i'm i’m im yo je ich eu")
+_WORDS = re.compile(r"\w+")
+_PERSON_LABELS = _word_set("user human person me you")
 _DESCRIPTIONS: dict[str, str] = {
-    "goal": "Something the person wants to achieve: {t}.",
-    "belief": "Something the person believes: {t}.",
-    "project": "A project the person is working on: {t}.",
-    "event": "Something that happened in the person's life: {t}.",
-    "tension": "A tension the person feels: {t}.",
-    "behavioral_pattern": "A recurring behaviour of the person: {t}.",
-    "entity": "Something discussed in the conversation: {t}.",
+    "goal": "Something {who} wants to achieve: {t}.",
+    "belief": "Something {who} believes: {t}.",
+    "project": "A project {who} is working on: {t}.",
+    "event": "Something that happened in {whose} life: {t}.",
+    "tension": "A tension {who} feels: {t}.",
+    "behavioral_pattern": "A recurring behaviour of {who}: {t}.",
+    "entity": "Something {who} talked about: {t}.",
 }
 
 
@@ -77,85 +94,169 @@ class _Draft:
     ref: str
     confidence: float
     quote_start: int = 0
+    who: str = "the person"
     relations: list[RawRelation] = field(default_factory=list)
 
     @property
-    def key(self) -> tuple[str, str]:
-        return (self.type, normalize_name(self.title))
+    def key(self) -> tuple[str, str, int]:
+        return (normalize_name(self.title), self.ref, self.quote_start)
+
+
+@dataclass(frozen=True)
+class _Sentence:
+    message: SegmentMessage
+    span: Span
+    text: str
+    who: str
+
+
+def speaker(message: SegmentMessage) -> str:
+    """Whom a human message's first-person statements are about: its named speaker."""
+    author = (message.author or "").strip()
+    return author if author and author.casefold() not in _PERSON_LABELS else "the person"
 
 
 class OfflineExtractor:
-    """``ontology.Extractor`` without a model: patterns plus keyphrases, deterministic."""
+    """``ontology.Extractor`` without a model: patterns, noun phrases, named things."""
 
-    label = "offline:v1"
+    label = "offline:v2"
 
-    def __init__(self, max_keyphrases: int = 10, max_mentions: int = 40) -> None:
-        self.max_keyphrases = max_keyphrases
+    def __init__(self, max_mentions: int = 400, embedder: Embedder | None = None) -> None:
         self.max_mentions = max_mentions
+        self.embedder = embedder
 
     def extract(self, request: ExtractionRequest) -> ExtractionResult:
-        user = [m for m in request.messages if m.role == "user" and m.text.strip()]
+        human = [m for m in request.messages if m.role == "user" and m.text.strip()]
         assistant = [m for m in request.messages if m.role == "assistant" and m.text.strip()]
-        lang = guess_language(" ".join(m.text[:2000] for m in user or assistant))
-        drafts = [d for m in user for d in _pattern_drafts(m, patterns_for(lang), lang)]
-        named = self._keyphrase_drafts(user, assistant, lang)
-        drafts += [d for d in named if not _inside_pattern_title(d, drafts)]
+        lang = guess_language(" ".join(m.text[:2000] for m in human or assistant))
+        split = [s for m in human for s in _split(m, speaker(m))]
+        found = {id(s): candidates(s.text[:_MAX_SENTENCE_CHARS], lang) for s in split}
+        counts = _phrase_counts(c for cs in found.values() for c in cs)
+        drafts: list[_Draft] = []
+        for sentence in split:
+            drafts += self._sentence_drafts(sentence, found[id(sentence)], counts, lang)
+        drafts += self._assistant_drafts(assistant, lang, counts)
         unique = _dedupe(drafts)[: self.max_mentions]
         _link(unique)
         return ExtractionResult(mentions=[_mention(d) for d in unique])
 
-    def _keyphrase_drafts(
-        self, user: list[SegmentMessage], assistant: list[SegmentMessage], lang: str
+    def _sentence_drafts(
+        self, sentence: _Sentence, found: list[Candidate], counts: Counter[str], lang: str
     ) -> list[_Draft]:
-        """One YAKE pass per segment (user text, then a bounded share of assistant text)."""
-        text = "\n".join(mask_code(m.text) for m in user)[:_USER_KEYPHRASE_CHARS]
-        text += "\n" + "\n".join(mask_code(m.text) for m in assistant)[:_ASSISTANT_KEYPHRASE_CHARS]
-        split = [
-            (m, [(s, m.text[s.start : s.end]) for s in sentences(m.text)])
-            for m in [*user, *assistant]
-        ]
+        drafts = _pattern_drafts(sentence, patterns_for(lang), lang)
+        patterned = bool(drafts)
+        ranked = rank(sentence.text, found, counts, self.embedder)
+        for candidate in ranked:
+            named = candidate.proper or candidate.words > 1
+            repeated = named and counts[_key(candidate.text)] >= 2
+            if candidate.proper or repeated:
+                kind: ConceptType = "project" if _is_project(candidate.text) else "entity"
+                weight = _NAMED_CONFIDENCE if repeated else COVERAGE_CONFIDENCE
+                drafts.append(_phrase_draft(sentence, candidate, kind, weight))
+        if len(drafts) > int(patterned) or not _substantive(sentence.text, lang):
+            return drafts
+        kind = "entity" if patterned else sentence_type(sentence.text)
+        best = ranked[0] if ranked else None if patterned else _clause(sentence.text, lang)
+        if best is not None:
+            drafts.append(_phrase_draft(sentence, best, kind, COVERAGE_CONFIDENCE))
+        return drafts
+
+    def _assistant_drafts(
+        self, assistant: list[SegmentMessage], lang: str, counts: Counter[str]
+    ) -> list[_Draft]:
+        """Proper names from a bounded share of assistant text, at a lower confidence."""
         drafts: list[_Draft] = []
-        for rank, (phrase, _score) in enumerate(keyphrases(text, lang, self.max_keyphrases)):
-            found = _locate(phrase, split)
-            if found is None:
-                continue
-            message, quote, start = found
-            kind: ConceptType = "project" if _is_project(phrase) else "entity"
-            base = (
-                _USER_KEYPHRASE_CONFIDENCE
-                if message.role == "user"
-                else _ASSISTANT_KEYPHRASE_CONFIDENCE
-            )
-            weight = round(max(0.1, base - 0.02 * rank), 3)
-            drafts.append(_Draft(phrase, kind, quote, message.ref, weight, start))
+        budget = _ASSISTANT_CHARS
+        for message in assistant:
+            for sentence in _split(message, "the assistant"):
+                if budget <= 0:
+                    return drafts
+                budget -= len(sentence.text)
+                if not _NAME_HINT.search(sentence.text):  # no name in it: skip the tokenizer
+                    continue
+                for candidate in candidates(sentence.text[:_MAX_SENTENCE_CHARS], lang):
+                    if candidate.proper and (candidate.words > 1 or counts[_key(candidate.text)]):
+                        drafts.append(_phrase_draft(
+                            sentence, candidate, "entity", _ASSISTANT_CONFIDENCE
+                        ))
         return drafts
 
 
+def _split(message: SegmentMessage, who: str) -> list[_Sentence]:
+    text = message.text
+    split = [_Sentence(message, s, text[s.start : s.end], who) for s in sentences(text)]
+    return [s for s in split if not _code_or_label(s.text)]
+
+
+def _code_or_label(sentence: str) -> bool:
+    """A line of code, CSS or a comment ("padding: 8px;", "// init") or a form label ("Name:")."""
+    if sentence.startswith(("//", "/*", "#", "<", "{", "}", "$ ", ">>>")):
+        return True
+    if sum(sentence.count(ch) for ch in "{};=<>") >= 2 or sentence.rstrip().endswith(";"):
+        return True
+    return sentence.endswith(":") and len(sentence.split()) <= 6
+
+
+def _key(phrase: str) -> str:
+    return " ".join(lemma(w, "en") for w in normalize_name(phrase).split())
+
+
+def _phrase_counts(found: object) -> Counter[str]:
+    return Counter(_key(c.text) for c in found)  # type: ignore[attr-defined]
+
+
+def _substantive(text: str, lang: str) -> bool:
+    """Not a greeting or filler: enough words, and some beyond fillers and stopwords."""
+    words = [w.casefold() for w in _WORDS.findall(text)]
+    if len(words) < _MIN_WORDS:
+        return False
+    stops = stopwords(lang) | stopwords("en")
+    return any(w not in _FILLER and w not in stops for w in words)
+
+
+def _clause(text: str, lang: str) -> Candidate | None:
+    """A sentence without a noun phrase ("I'm swamped with the kids"): its first clause."""
+    words = list(_WORDS.finditer(text))
+    stops = function_words(lang)
+    first = next((w for w in words if w.group(0).casefold() not in stops | _FILLER), None)
+    if first is None:
+        return None
+    title = clean_title(text[first.start() :], max_words=5).rstrip(" &+/-")
+    if len(title) < 3 or junk_reason(title, lang) is not None:
+        return None
+    return Candidate(title, first.start(), first.start() + len(title), len(title.split()), False)
+
+
+def _phrase_draft(
+    sentence: _Sentence, candidate: Candidate, kind: ConceptType, confidence: float
+) -> _Draft:
+    message, span = sentence.message, sentence.span
+    quote = quote_around(message.text, span, span.start + candidate.start)
+    return _Draft(
+        candidate.text, kind, message.text[quote.start : quote.end], message.ref, confidence,
+        quote.start, sentence.who,
+    )
+
+
 def _pattern_drafts(
-    message: SegmentMessage, patterns: tuple[Pattern, ...], lang: str
+    sentence: _Sentence, patterns: tuple[Pattern, ...], lang: str
 ) -> list[_Draft]:
     drafts: list[_Draft] = []
+    message, span = sentence.message, sentence.span
     text = message.text
-    for sentence in sentences(text):
-        chunk = text[sentence.start : min(sentence.end, sentence.start + _MAX_PATTERN_CHARS)]
-        for pattern in patterns:
-            match = pattern.regex.search(chunk)
-            if match is None:
-                continue
-            title = _title(match, pattern)
-            if not _meaningful(title, pattern, lang):
-                continue
-            span = quote_around(text, sentence, sentence.start + match.start())
-            drafts.append(
-                _Draft(
-                    title,
-                    pattern.family,
-                    text[span.start : span.end],
-                    message.ref,
-                    pattern.confidence,
-                    span.start,
-                )
-            )
+    chunk = text[span.start : min(span.end, span.start + _MAX_PATTERN_CHARS)]
+    for pattern in patterns:
+        match = pattern.regex.search(chunk)
+        if match is None:
+            continue
+        title = _title(match, pattern)
+        if not _meaningful(title, pattern, lang):
+            continue
+        quote = quote_around(text, span, span.start + match.start())
+        drafts.append(
+            _Draft(title, pattern.family, text[quote.start : quote.end], message.ref,
+                   pattern.confidence, quote.start, sentence.who)
+        )
     return drafts
 
 
@@ -179,37 +280,11 @@ def _meaningful(title: str, pattern: Pattern, lang: str) -> bool:
     content = [w for w in words if w.casefold() not in stops]
     if len(title) < 3 or not content or (pattern.family == "event" and len(words) < 2):
         return False
+    if pattern.family in ("event", "behavioral_pattern") and not candidates(title, lang):
+        return False  # "always struggle", "started": a habit or event names something
+    if len(words) > 2 and words[1].casefold() in _DANGLING:
+        return False  # "apply that to Spanish": the object is elsewhere
     return len(content) >= 2 or words[-1].casefold() not in _DANGLING
-
-
-def _locate(phrase: str, split: _Sentences) -> tuple[SegmentMessage, str, int] | None:
-    """The first message and sentence holding the phrase (case- and space-insensitive)."""
-    words = [re.escape(w) for w in phrase.split()]
-    regex = re.compile(r"(?<!\w)" + r"\s+".join(words) + r"(?!\w)", re.I)
-    for message, spans in split:
-        for sentence, chunk in spans:
-            match = regex.search(chunk)
-            if match is not None and not _chatty(phrase, match.start()):
-                span = quote_around(message.text, sentence, sentence.start + match.start())
-                return message, message.text[span.start : span.end], span.start
-    return None
-
-
-def _inside_pattern_title(draft: _Draft, pattern_drafts: list[_Draft]) -> bool:
-    """A keyphrase project already named by a pattern mention ("app" in "build an app")."""
-    if draft.type != "project":
-        return False
-    name = normalize_name(draft.title)
-    return any(p.type == "project" and name in normalize_name(p.title) for p in pattern_drafts)
-
-
-def _chatty(phrase: str, offset: int) -> bool:
-    """Filler ("Great plan", "Sure") or a lone capitalised word that only starts a sentence."""
-    words = phrase.split()
-    if words[0].casefold() in _FILLER:
-        return True
-    word = words[0]
-    return len(words) == 1 and offset == 0 and word[1:].islower() and not word.isupper()
 
 
 def _is_project(phrase: str) -> bool:
@@ -217,29 +292,26 @@ def _is_project(phrase: str) -> bool:
 
 
 def _dedupe(drafts: list[_Draft]) -> list[_Draft]:
-    """One draft per (type, normalised title), keeping the most confident (first on ties)."""
-    best: dict[tuple[str, str], _Draft] = {}
+    """One draft per (title, message, quote), the most confident (first on ties), in order."""
+    best: dict[tuple[str, str, int], _Draft] = {}
     for draft in drafts:
         kept = best.get(draft.key)
         if kept is None or draft.confidence > kept.confidence:
             best[draft.key] = draft
-    seen_titles: set[str] = set()
-    unique: list[_Draft] = []
-    for draft in drafts:
-        if best.get(draft.key) is draft and draft.key[1] not in seen_titles:
-            seen_titles.add(draft.key[1])
-            unique.append(draft)
-    return unique
+    return [d for d in drafts if best.get(d.key) is d]
 
 
 def _link(drafts: list[_Draft]) -> None:
     """Cheap relations between a mention and the named things quoted in its sentence."""
-    named = [d for d in drafts if d.type in ("entity", "project")]
+    named: dict[str, list[_Draft]] = {}
+    for d in drafts:
+        if d.type in ("entity", "project") and d.confidence > COVERAGE_CONFIDENCE:
+            named.setdefault(d.ref, []).append(d)
     for draft in drafts:
         title = normalize_name(draft.title)
         inside = [
             n
-            for n in named
+            for n in named.get(draft.ref, [])
             if n.title.casefold() in draft.quote.casefold() and normalize_name(n.title) != title
         ]
         if draft.type == "tension" and len(inside) >= 2:
@@ -267,9 +339,15 @@ def _mention(draft: _Draft) -> RawMention:
     return RawMention(
         title=draft.title,
         type=draft.type,
-        description=_DESCRIPTIONS[draft.type].format(t=draft.title),
+        description=_DESCRIPTIONS[draft.type].format(
+            t=draft.title, who=draft.who, whose=_possessive(draft.who)
+        ),
         quote=draft.quote,
         message_ref=draft.ref,
         confidence=draft.confidence,
         relations=list(draft.relations),
     )
+
+
+def _possessive(who: str) -> str:
+    return f"{who}'s" if who != "the person" else "the person's"

@@ -19,6 +19,7 @@ from pipeline.garden import garden_store
 from pipeline.ingest import ingest_paths
 from pipeline.settings import Settings
 from pipeline.sync import sync_store
+from staging.lock import writes_store
 
 __all__ = ["STAGES", "RunOptions", "RunReport", "Stage", "StageReport", "run_pipeline"]
 
@@ -71,6 +72,7 @@ class RunReport:
         return "\n".join(f"[{name}] {report.summary()}" for name, report in self.reports)
 
 
+@writes_store("run", create=True)
 def run_pipeline(
     settings: Settings,
     options: RunOptions,

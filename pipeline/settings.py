@@ -25,6 +25,10 @@ class Settings(BaseSettings):
     store: Path = Field(default=Path("conceptmem-store"), description="Store directory.")
     user_scope: str = "default-user"
     assistant_scope: str = "default-assistant"
+    lock_wait_s: float = Field(
+        default=0.0, ge=0.0, allow_inf_nan=False,
+        description="Seconds a writing stage waits for another writer to finish (0: refuse).",
+    )
 
     # -- segmentation -----------------------------------------------------------------------
     segment_max_tokens: int = 1200
@@ -60,6 +64,12 @@ class Settings(BaseSettings):
     mapper_embedding_threshold: float = 0.95
     mapper_embedding_min_fuzzy: float = 50.0
     mapper_min_quote_chars: int = 3
+    # a new concept from a mention below this confidence starts ``weak`` (a hypothesis) and
+    # becomes ``active`` once evidence from this many distinct messages, spread over at least
+    # this many days (when messages have times), supports it: a theme that recurs
+    mapper_weak_below: float = 0.35
+    mapper_confirm_messages: int = 3
+    mapper_confirm_days: float = 1.0
 
     # -- graph --------------------------------------------------------------------------------
     graph_backend: Literal["embedded", "neo4j"] = "embedded"

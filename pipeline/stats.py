@@ -7,12 +7,14 @@ from typing import Any
 from pipeline.settings import Settings
 from staging import SourceStore, StagingStore
 from staging.errors import StoreNotFound
+from staging.lock import require_store
 
 __all__ = ["collect_stats"]
 
 
 def collect_stats(settings: Settings) -> dict[str, Any]:
     """One flat-ish dict: source counts, then staging counts (zero before extraction)."""
+    require_store(settings.store)
     if not settings.source_db.exists():
         raise StoreNotFound(
             f"no store at {settings.store}", "run `conceptmem --store DIR ingest PATH...` first"

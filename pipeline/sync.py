@@ -9,17 +9,19 @@ Every sync records a run and a receipt (counts per label and type, status, times
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any
 
-from graph import EDGE_TYPES, NODE_LABELS, SCHEMA, GraphStore, open_graph
+from graph import EDGE_TYPES, NODE_LABELS, SCHEMA, GraphStore, GraphUnavailable, Row, open_graph
 from pipeline.settings import Settings
 from staging import SourceStore, StagingStore
 from staging.errors import StoreNotFound
+from staging.lock import require_store, writes_store
 from staging.projection import Projection, project
 from staging.receipts import finish_receipt, start_receipt
 
@@ -92,6 +94,7 @@ def _code_version() -> str:
 
 
 def _open_stores(settings: Settings) -> tuple[SourceStore, StagingStore]:
+    require_store(settings.store)
     if not settings.source_db.exists():
         raise StoreNotFound(
             f"{settings.source_db}: no source database in store {settings.store}",
@@ -176,6 +179,7 @@ def _bulk(graph: GraphStore, rows: Projection, report: SyncReport, say: Say) -> 
     say(f"bulk-loaded {sum(report.written.values())} rows")
 
 
+@writes_store("sync")
 def sync_store(
     settings: Settings, backend: str | None = None, rebuild: bool = False, progress: bool = False
 ) -> SyncReport:
@@ -191,7 +195,7 @@ def sync_store(
     run = staging.start_run("sync", {"backend": name, "rebuild": rebuild}, _code_version(),
                             settings.user_scope, settings.assistant_scope)
     try:
-        graph = open_graph(settings, name)
+        graph = _open_for_sync(settings, name, rebuild, say)
     except BaseException as exc:
         staging.finish_run(run, "failed", error=str(exc))
         source.close()
@@ -215,6 +219,23 @@ def sync_store(
         source.close()
         staging.close()
     return report
+
+
+def _open_for_sync(settings: Settings, name: str, rebuild: bool, say: Say) -> GraphStore:
+    """The graph to write; on ``rebuild``, an embedded graph file that cannot be opened (it is
+    derived data) is moved aside to ``graph.lbug.broken`` and a new one is built."""
+    try:
+        return open_graph(settings, name)
+    except GraphUnavailable:
+        path = settings.graph_path
+        if not (rebuild and name == "embedded" and path.exists()):
+            raise
+    for extra in sorted(path.parent.glob(path.name + ".*")):  # its WAL and shadow files
+        if not extra.name.endswith(".broken"):
+            extra.replace(extra.with_name(extra.name + ".broken"))
+    path.replace(path.with_name(path.name + ".broken"))
+    say(f"{path} could not be opened: moved aside to {path.name}.broken, rebuilding")
+    return open_graph(settings, name)
 
 
 def _project_and_write(
@@ -242,11 +263,39 @@ def _drift(kind: str, desired: dict[str, str], current: dict[str, str]) -> Drift
                  len(missing), len(extra), len(changed))
 
 
+def _normal(value: Any, kind: str) -> Any:
+    if value is None:
+        return None
+    if kind == "DOUBLE":
+        return float(value)
+    if kind == "INT64":
+        return int(value)
+    return bool(value) if kind == "BOOLEAN" else str(value)
+
+
+def fingerprints(kind: str, rows: Iterable[Row]) -> dict[str, str]:
+    """``id -> hash`` of every property (as its declared type), ``row_hash`` and edge ends.
+
+    Computed the same way from SQLite's projection and from the graph's stored properties, so
+    a property changed in the graph alone (``SET e.quote = 'forged'``) is drift even though
+    the stored ``row_hash`` still matches.
+    """
+    spec = SCHEMA.nodes.get(kind) or SCHEMA.edges[kind]
+    ends = ("src", "dst") if kind in SCHEMA.edges else ()
+    found: dict[str, str] = {}
+    for row in rows:
+        values = (*(row.get(end) for end in ends),
+                  *(_normal(row.get(name), type_) for name, type_ in spec.properties))
+        found[str(row["id"])] = hashlib.blake2b(repr(values).encode("utf-8"),
+                                                digest_size=16).hexdigest()
+    return found
+
+
 def verify_store(settings: Settings, backend: str | None = None) -> VerifyReport:
-    """Compare graph ids and row hashes with what SQLite projects, per label and type."""
+    """Compare every graph row's ids and property content with what SQLite projects."""
     source, staging = _open_stores(settings)
     try:
-        graph = open_graph(settings, backend)
+        graph = open_graph(settings, backend, read_only=True)
     except BaseException:
         source.close()
         staging.close()
@@ -255,8 +304,8 @@ def verify_store(settings: Settings, backend: str | None = None) -> VerifyReport
         rows, dangling = project_store(source, staging)
         report = VerifyReport(graph.backend, graph.target, {}, {}, [], dangling)
         for kind in SCHEMA.kinds():
-            desired = {r["id"]: r["row_hash"] for r in rows[kind]}
-            current = graph.hashes(kind)
+            desired = fingerprints(kind, rows[kind])
+            current = fingerprints(kind, graph.rows(kind))
             report.expected[kind], report.actual[kind] = len(desired), len(current)
             drift = _drift(kind, desired, current)
             if drift is not None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-__all__ = ["StagingError", "StoreNotFound"]
+from typing import Any
+
+__all__ = ["StagingError", "StoreBusy", "StoreNotFound", "StoreUnavailable"]
 
 
 class StagingError(Exception):
@@ -16,3 +18,15 @@ class StagingError(Exception):
 
 class StoreNotFound(StagingError):
     """The store directory holds no source database yet."""
+
+
+class StoreUnavailable(StagingError):
+    """The store cannot be used: not a directory, not writable, or a database file is corrupt."""
+
+
+class StoreBusy(StagingError):
+    """Another process holds the store's writer lock; ``holder`` says who, if known."""
+
+    def __init__(self, message: str, hint: str | None = None, holder: Any = None) -> None:
+        super().__init__(message, hint)
+        self.holder = holder

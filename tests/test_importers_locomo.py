@@ -52,7 +52,7 @@ def test_excerpt(settings: Settings, tmp_path: Path) -> None:
     assert [m.created_at for m in messages] == sorted(m.created_at for m in messages)  # type: ignore[type-var]
     assert messages[0].created_at == datetime(2023, 5, 8, 13, 56, tzinfo=UTC)
     assert messages[1].created_at == datetime(2023, 5, 8, 13, 56, 1, tzinfo=UTC)
-    assert {m.author: m.role for m in messages} == {"Caroline": "user", "Melanie": "assistant"}
+    assert {m.author: m.role for m in messages} == {"Caroline": "user", "Melanie": "user"}
     image = next(m for m in messages if m.external_id == "D1:5")
     assert image.text.endswith("[image: a photo of a dog walking past a wall with a painting"
                                " of a woman]")

@@ -65,6 +65,7 @@ def test_every_shared_sample_ingests(settings: Settings) -> None:
         "handwritten_chatlore_claude_conversations.json": (3, 7),
         "yaleman_anthropic-data_conversations.json": (1, 2),
         "locomo_dev3.json": (3, 1451),
+        "spark-first_conversations.json": (377, 1733),
         "handwritten_librechat_openwebui-export.json": (3, 6),
     }
     got = {Path(f.path).name: (f.counts.conversations, f.counts.messages) for f in report.files}
@@ -140,11 +141,15 @@ def test_a_failing_file_keeps_earlier_files(settings: Settings, tmp_path: Path) 
 
 
 def test_format_override(settings: Settings) -> None:
-    report = ingest_paths(settings, [FIXTURES / "claude-to-sqlite_example.json"],
-                          format_name="chatgpt")
-    # forced through the wrong importer: every record is quarantined, nothing else stored
-    assert report.totals.messages == 0 and len(report.totals.rejected) == 1
-    assert report.totals.rejected[0].reason == "conversation has no id or conversation_id"
+    path = FIXTURES / "claude-to-sqlite_example.json"
+    # forced through the wrong importer: every record would be quarantined, so the file is
+    # refused (naming the file, the first record and the reason) and nothing is stored
+    with pytest.raises(ImportFormatError) as info:
+        ingest_paths(settings, [path], format_name="chatgpt")
+    assert info.value.path == str(path.resolve()) and info.value.record.startswith("record 1")
+    assert "--format chatgpt rejected all 1 record(s)" in info.value.reason
+    assert "conversation has no id or conversation_id" in info.value.reason
+    assert _counts(settings) == dict.fromkeys(TABLES, 0)
 
 
 def test_progress_bar_runs(settings: Settings) -> None:

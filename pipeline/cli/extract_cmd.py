@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from pipeline.cli.app import settings_from
+from pipeline.cli.output import say
 from pipeline.errors import ConfigurationError
 from pipeline.extract import extract_store
 
@@ -44,4 +44,4 @@ def extract(
         settings, offline=True if offline else None, dry_run=dry_run,
         batch_out=batch_out, batch_in=batch_in, progress=True,
     )
-    Console(stderr=True).print(report.summary(), highlight=False, markup=False)
+    say(report.summary())

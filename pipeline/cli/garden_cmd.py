@@ -7,7 +7,8 @@ from typing import Annotated
 import typer
 
 from pipeline.cli.app import settings_from
-from pipeline.garden import garden_store, parse_params, revert_store, summary_lines
+from pipeline.cli.output import emit
+from pipeline.garden import check_trials, garden_store, parse_params, revert_store, summary_lines
 
 
 def register(app: typer.Typer) -> None:
@@ -25,6 +26,14 @@ def garden(
         list[str] | None,
         typer.Option("--param", help="Pin a clustering parameter, e.g. min_cluster_size=20."),
     ] = None,
+    recluster: Annotated[
+        bool, typer.Option("--recluster",
+                           help="Re-cluster topics even when few concepts changed.")
+    ] = False,
+    reassign_outliers: Annotated[
+        bool, typer.Option("--reassign-outliers",
+                           help="Move outliers within a topic's radius into it (recorded).")
+    ] = False,
     revert: Annotated[
         str | None, typer.Option("--revert", help="Undo an applied plan (e.g. unmerge) by id.")
     ] = None,
@@ -32,11 +41,13 @@ def garden(
     """Merge, split, decay, invalidate and re-cluster topics: plan, check, then apply."""
     if revert is not None:
         plan = revert_store(settings_from(ctx), revert)
-        typer.echo(f"reverted {plan.step} plan {plan.id} ({len(plan.changes)} rows restored)")
+        emit(f"reverted {plan.step} plan {plan.id} ({len(plan.changes)} rows restored)")
         return
+    check_trials(trials)
     report = garden_store(
         settings_from(ctx), dry_run=dry_run, trials=trials, seed=seed,
-        pinned=parse_params(param or []) or None,
+        pinned=parse_params(param or []) or None, recluster=recluster,
+        reassign_outliers=reassign_outliers,
     )
     for line in summary_lines(report):
-        typer.echo(line)
+        emit(line)

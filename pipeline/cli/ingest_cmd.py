@@ -6,9 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from pipeline.cli.app import settings_from
+from pipeline.cli.output import say
 from pipeline.ingest import ingest_paths
 
 
@@ -29,4 +29,4 @@ def ingest(
     """Import conversation exports into the store's source database."""
     settings = settings_from(ctx, user_scope=user_scope)
     report = ingest_paths(settings, paths, format_name=format, progress=True)
-    Console(stderr=True).print(report.summary(), highlight=False)
+    say(report.summary())

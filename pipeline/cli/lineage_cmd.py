@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any
 
 import typer
 
 from pipeline import lineage
 from pipeline.cli.app import settings_from
+from pipeline.cli.output import emit_json
 from pipeline.cli.sync_cmd import BackendName
 
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON.")]
@@ -31,10 +31,10 @@ def _name(backend: BackendName | None) -> str | None:
 def _emit(value: Any, as_json: bool) -> None:
     data = lineage.as_json(value)
     if as_json:
-        typer.echo(json.dumps(data, ensure_ascii=False, sort_keys=True))
+        emit_json(data)
         return
     for item in data if isinstance(data, list) else [data]:
-        typer.echo(json.dumps(item, ensure_ascii=False, sort_keys=True, indent=2))
+        emit_json(item, indent=2)
 
 
 @group.command("concept")
@@ -95,7 +95,12 @@ def cypher(
         list[str] | None, typer.Option("--param", help="NAME=VALUE (JSON or text); repeat.")
     ] = None,
     as_json: AsJson = False, backend: Backend = None,
+    write: Annotated[
+        bool, typer.Option("--write", help="Allow write clauses (Neo4j only; the embedded "
+                                           "graph is derived data).")
+    ] = False,
 ) -> None:
-    """Run a Cypher query on the graph; values only as parameters (--param k=v)."""
+    """Run a read-only Cypher query on the graph; values only as parameters (--param k=v)."""
     params = lineage.parse_params(param or [])
-    _emit(lineage.run_cypher(settings_from(ctx), query, params, _name(backend)), as_json)
+    rows = lineage.run_cypher(settings_from(ctx), query, params, _name(backend), write=write)
+    _emit(rows, as_json)

@@ -6,10 +6,9 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 from pipeline.cli.app import settings_from
+from pipeline.cli.output import say
 from pipeline.run import RunOptions, StageReport, run_pipeline
 
 
@@ -29,10 +28,9 @@ def run(
 ) -> None:
     """Ingest exports, then extract, garden and sync into the graph, in one go."""
     settings = settings_from(ctx)
-    console = Console(stderr=True)
 
     def show(name: str, report: StageReport) -> None:
-        console.print(f"[bold]{name}[/]: {escape(report.summary())}", highlight=False)
+        say(f"{name}: {report.summary()}")
 
     options = RunOptions(tuple(paths), format, True if offline else None, progress=True)
     run_pipeline(settings, options, on_stage=show)

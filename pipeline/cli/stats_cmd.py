@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from pipeline.cli.app import settings_from
+from pipeline.cli.output import console, emit_json, table
 from pipeline.stats import collect_stats
 
 
@@ -24,9 +22,7 @@ def stats(
     """Counts of sources, conversations, messages, segments, concepts, evidence, topics."""
     figures = collect_stats(settings_from(ctx))
     if as_json:
-        typer.echo(json.dumps(figures, sort_keys=True))
+        emit_json(figures)
         return
-    table = Table("what", "count", title=f"store {figures.pop('store')}")
-    for key, value in figures.items():
-        table.add_row(key, str(value))
-    Console().print(table)
+    title = f"store {figures.pop('store')}"
+    console().print(table(title, ("what", "count"), figures.items()))

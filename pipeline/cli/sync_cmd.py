@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from enum import StrEnum
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
 from pipeline.cli.app import settings_from
+from pipeline.cli.output import console, emit, emit_json, say, table
 from pipeline.sync import sync_store, verify_store
 
 
@@ -41,15 +39,14 @@ def sync(
     """Project the source and staging databases into the graph (idempotent, incremental)."""
     settings = settings_from(ctx, graph_backend=backend.value if backend else None)
     report = sync_store(settings, rebuild=rebuild, progress=True)
-    table = Table("label / type", "written", "removed", "in graph",
-                  title=f"sync {report.backend} -> {report.target} ({report.seconds:.2f} s)")
-    for kind, total in report.counts.items():
-        table.add_row(kind, str(report.written.get(kind, 0)), str(report.deleted.get(kind, 0)),
-                      str(total))
-    Console(stderr=True).print(table)
+    rows = [(kind, report.written.get(kind, 0), report.deleted.get(kind, 0), total)
+            for kind, total in report.counts.items()]
+    title = f"sync {report.backend} -> {report.target} ({report.seconds:.2f} s)"
+    console(stderr=True).print(table(title, ("label / type", "written", "removed", "in graph"),
+                                     rows))
     skipped = {k: v for k, v in report.dangling.items() if v}
     if skipped:
-        Console(stderr=True).print(f"skipped edges with a missing end node: {skipped}")
+        say(f"skipped edges with a missing end node: {skipped}")
 
 
 def verify(
@@ -64,17 +61,16 @@ def verify(
                    "expected": report.expected, "actual": report.actual,
                    "drift": [dataclasses.asdict(d) for d in report.drift],
                    "dangling": report.dangling}
-        typer.echo(json.dumps(payload, sort_keys=True))
+        emit_json(payload)
     else:
-        table = Table("label / type", "sqlite", "graph", "missing", "extra", "changed",
-                      title=f"verify {report.backend} {report.target}")
         drift = {d.kind: d for d in report.drift}
-        for kind, expected in report.expected.items():
-            d = drift.get(kind)
-            table.add_row(kind, str(expected), str(report.actual[kind]),
-                          *(str(x) for x in ((d.n_missing, d.n_extra, d.n_changed) if d
-                                             else (0, 0, 0))))
-        Console().print(table)
-        Console().print("in sync" if report.ok else f"drift in {', '.join(drift)}")
+        rows = [(kind, expected, report.actual[kind],
+                 *((d.n_missing, d.n_extra, d.n_changed) if (d := drift.get(kind)) else (0, 0, 0)))
+                for kind, expected in report.expected.items()]
+        columns = ("label / type", "sqlite", "graph", "missing", "extra", "changed")
+        console().print(table(f"verify {report.backend} {report.target}", columns, rows))
+        emit("in sync" if report.ok else f"drift in {', '.join(drift)}")
+    if not report.ok:
+        say("hint: the graph is derived data: `conceptmem sync --rebuild` reprojects it", "dim")
     if not report.ok:
         raise typer.Exit(1)

@@ -27,6 +27,7 @@ from pipeline.forget._select import NothingSelected, Selector, select_messages
 from pipeline.settings import Settings
 from staging import SourceStore, StagingStore
 from staging.errors import StoreNotFound
+from staging.lock import writes_store
 from staging.receipts import run_receipt
 
 __all__ = [
@@ -86,6 +87,7 @@ def compact_expired(settings: Settings, now: datetime | None = None) -> CompactR
     return CompactReport(report.messages, report)
 
 
+@writes_store("forget")
 def forget(settings: Settings, selector: Selector, dry_run: bool = False) -> ForgetReport:
     """Delete what ``selector`` names and everything derived from it (see the module doc)."""
     if not settings.source_db.exists():

@@ -27,7 +27,7 @@ __all__ = ["DERIVED_TABLES", "compact", "prune_embeddings", "purge_source", "pur
 # Re-derived from the kept extractions by replaying the mapper (and the gardener).
 DERIVED_TABLES = ("mapper_decisions", "concepts", "concept_revisions", "evidence", "relations",
                   "concept_links", "topics", "topic_memberships", "gardener_plans",
-                  "gardener_studies")
+                  "gardener_studies", "parent_topics", "topic_outliers")
 
 
 def _chunks(items: Sequence[str], size: int = 500) -> Iterable[list[str]]:

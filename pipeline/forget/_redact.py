@@ -17,6 +17,7 @@ from pipeline.forget._rederive import load_texts
 from pipeline.settings import Settings
 from staging import SourceStore, StagingStore, transaction
 from staging.db import utc_now
+from staging.lock import writes_store
 from staging.receipts import run_receipt
 
 __all__ = ["MASK", "RedactReport", "redact"]
@@ -65,6 +66,7 @@ def _apply(source: SourceStore, message_id: str, pattern: re.Pattern[str] | None
     return spans, fields
 
 
+@writes_store("redact")
 def redact(settings: Settings, message_id: str, pattern: str | None = None) -> RedactReport:
     """Replace ``pattern`` (a regex; default: the whole text) in one message with ``MASK``."""
     compiled = re.compile(pattern) if pattern else None

@@ -89,14 +89,17 @@ def pid_alive(worker: str | None) -> bool | None:
 
 
 def unfinished_runs(conn: sqlite3.Connection, now: datetime, version: str) -> list[Finding]:
-    """A run still 'started': alive -> waiting; its process gone -> promotion missing."""
+    """A run still 'started' (or closed as 'interrupted' by the next writer) that no later
+    run of its stage completed: alive -> waiting; its process gone -> promotion missing."""
     found = []
     rows = conn.execute(
-        "SELECT r.id, r.stage, (SELECT worker FROM receipts x WHERE x.run_id = r.id AND"
-        " x.status = 'started' ORDER BY x.rowid LIMIT 1) FROM runs r WHERE r.status ="
-        " 'started'").fetchall()
-    for run_id, stage, worker in rows:
-        alive = pid_alive(worker)
+        "SELECT r.id, r.stage, r.status, (SELECT worker FROM receipts x WHERE x.run_id = r.id"
+        " AND x.status = 'started' ORDER BY x.rowid LIMIT 1) FROM runs r WHERE r.status IN"
+        " ('started', 'interrupted') AND NOT EXISTS (SELECT 1 FROM runs later WHERE"
+        " later.stage = r.stage AND later.status = 'completed' AND later.started_at >"
+        " r.started_at)").fetchall()
+    for run_id, stage, status, worker in rows:
+        alive = False if status == "interrupted" else pid_alive(worker)  # closed by a writer
         if alive:
             found.append(Finding("waiting", "run", run_id, f"{stage}_running", run_id=run_id))
         elif alive is None:

@@ -11,8 +11,10 @@ branch is computed per run. A line that is not JSON, or lacks a conversation id,
 is quarantined with its line number; the other lines are stored.
 
 **ShareGPT** (format ``sharegpt``): ``{id?, conversations: [{from, value}]}`` per line or per
-array item; ``from`` human/gpt/system/... is mapped to a role. Without ``id`` the conversation's
-external id is a hash of its whole content (so an extended copy is a new conversation).
+array item; ``from`` human/gpt/system/... is mapped to a role, and a turn's ``name`` (or
+``speaker``) is its author, so two people talking are two ``user`` speakers. Without ``id`` the
+conversation's external id is a hash of its whole content (so an extended copy is a new
+conversation).
 """
 
 from __future__ import annotations
@@ -181,7 +183,8 @@ def _sharegpt(raw: dict[str, Any], ctx: ImportContext) -> Parsed:
         drafts.append(Draft(
             external_id=derived_external_id(position, role, text),
             parent_external_id=drafts[-1].external_id if drafts else None,
-            role=role, text=text, created_at=None, author=str(turn.get("from")),
+            role=role, text=text, created_at=None,
+            author=str(turn.get("name") or turn.get("speaker") or turn.get("from")),
         ))
     return Parsed(conversation, build_messages(ctx, conversation, drafts))
 

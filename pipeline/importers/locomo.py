@@ -3,10 +3,11 @@
 Sessions ``session_<N>`` are ordered by the integer N; ``session_<N>_date_time`` ("1:56 pm on
 8 May, 2023", no zone given) is read as UTC, and turn i of a session is stamped session time + i
 seconds so that time order equals dialogue order. ``dia_id`` ("D3:7") is the external id (unique
-within a conversation, which the message id includes). Both speakers are people: by convention
-``speaker_a`` gets role ``user`` and ``speaker_b`` role ``assistant``; the speaker's name is in
-``author``. Shared images are kept as ``image`` parts (url, query, caption) and the caption is
-appended to the text as ``[image: caption]``. ``qa`` and ``observation`` are not ingested.
+within a conversation, which the message id includes). Both speakers are people, so every turn
+has role ``user`` and its speaker's name in ``author``: whom a first-person statement is about
+is the message's author (the conversation's metadata lists ``speakers``). Shared images are
+kept as ``image`` parts (url, query, caption) and the caption is appended to the text as
+``[image: caption]``. ``qa`` and ``observation`` are not ingested.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from pipeline.importers.base import (
 __all__ = ["convert", "parse_session_time", "read"]
 
 _SESSION = re.compile(r"^session_(\d+)$")
+_HUMAN: Role = "user"  # both speakers are people
 
 
 def parse_session_time(value: object) -> datetime | None:
@@ -67,7 +69,7 @@ def _turn_text(turn: dict[str, Any]) -> tuple[str, list[ContentPart]]:
     return text, [part("image", str(caption or ""), data)]
 
 
-def _drafts(conv: dict[str, Any], roles: dict[str, Role]) -> list[Draft]:
+def _drafts(conv: dict[str, Any]) -> list[Draft]:
     drafts: list[Draft] = []
     for number, turns in _sessions(conv):
         start = parse_session_time(conv.get(f"session_{number}_date_time"))
@@ -79,7 +81,7 @@ def _drafts(conv: dict[str, Any], roles: dict[str, Role]) -> list[Draft]:
             drafts.append(Draft(
                 external_id=turn["dia_id"],
                 parent_external_id=drafts[-1].external_id if drafts else None,
-                role=roles.get(speaker, "user"), text=text,
+                role=_HUMAN, text=text,
                 created_at=start + timedelta(seconds=i) if start else None,
                 author=speaker or None, parts=parts, metadata={"session": number},
             ))
@@ -94,12 +96,12 @@ def convert(raw: dict[str, Any], ctx: ImportContext) -> Parsed:
     if not isinstance(conv, dict):
         raise RecordError("conversation is not an object")
     speaker_a, speaker_b = conv.get("speaker_a"), conv.get("speaker_b")
-    roles: dict[str, Role] = {str(speaker_b): "assistant", str(speaker_a): "user"}
-    drafts = _drafts(conv, roles)
+    drafts = _drafts(conv)
     times = [d.created_at for d in drafts if d.created_at is not None]
     conversation = build_conversation(
         ctx, str(sample), f"{speaker_a} & {speaker_b}", min(times, default=None),
-        max(times, default=None), {"speaker_a": speaker_a, "speaker_b": speaker_b},
+        max(times, default=None),
+        {"speaker_a": speaker_a, "speaker_b": speaker_b, "speakers": [speaker_a, speaker_b]},
     )
     # Each turn's parent is the previous one: one chain, all on the current branch.
     return Parsed(conversation, build_messages(ctx, conversation, drafts, drafts[-1].external_id

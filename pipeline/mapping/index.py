@@ -4,6 +4,10 @@ Every concept contributes one "name row" per distinct normalised name (title and
 alias dict answers exact hits in O(1); rapidfuzz's C loop scores a name against all rows (names
 are kept token-sorted, so plain ``ratio`` equals ``token_sort_ratio``); one matrix product per
 extraction gives the cosines against all rows. No Python loop over concept pairs.
+
+Names of ``weak`` concepts (one piece of evidence, most of them never seen again) are matched
+by alias and fuzzy score only: their rows keep a zero vector, so embedding them is deferred
+until the concept becomes active (``add`` again), which keeps the embedder off the hot path.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ class ConceptIndex:
         self.owners: list[str] = []
         self.rows_of: dict[str, list[int]] = {}
         self._pairs: set[tuple[str, str]] = set()
+        self._unembedded: dict[str, list[int]] = {}  # weak owner -> rows with a zero vector
         self._vectors: FloatMatrix = np.zeros((64, embedder.dim), dtype=np.float32)
 
     @classmethod
@@ -52,25 +57,36 @@ class ConceptIndex:
         index = cls(embedder)
         for row in rows:
             index.concepts[row.id] = row
-        pending = [(row.id, name) for row in rows for name in _names(row)]
-        index._add_names(pending)
+        for embed in (True, False):
+            pending = [(row.id, name) for row in rows for name in _names(row)
+                       if (row.state != "weak") == embed]
+            index._add_names(pending, embed)
         return index
 
     def add(self, row: ConceptRow) -> None:
-        """A new concept, or new aliases of a known one."""
+        """A new concept, new aliases of a known one, or a weak concept that became active."""
         self.concepts[row.id] = row
-        self._add_names([(row.id, name) for name in _names(row)])
+        embed = row.state != "weak"
+        if embed and row.id in self._unembedded:
+            rows = self._unembedded.pop(row.id)
+            vectors = self.embed_names([self.names[i] for i in rows])
+            for i, vector in zip(rows, vectors, strict=True):
+                self._vectors[i] = vector
+        self._add_names([(row.id, name) for name in _names(row)], embed)
 
     def embed_names(self, names: list[str]) -> FloatMatrix:
         if not names:
             return np.zeros((0, self.embedder.dim), dtype=np.float32)
         return np.asarray(self.embedder.embed(names), dtype=np.float32)
 
-    def _add_names(self, pairs: list[tuple[str, str]]) -> None:
+    def _add_names(self, pairs: list[tuple[str, str]], embed: bool = True) -> None:
         fresh = [pair for pair in dict.fromkeys(pairs) if pair not in self._pairs]
         if not fresh:
             return
-        vectors = self.embed_names([name for _, name in fresh])
+        if embed:
+            vectors = self.embed_names([name for _, name in fresh])
+        else:
+            vectors = np.zeros((len(fresh), self.embedder.dim), dtype=np.float32)
         needed = len(self.names) + len(fresh)
         if needed > len(self._vectors):
             grown = np.zeros((max(needed, 2 * len(self._vectors)), self.embedder.dim),
@@ -85,6 +101,8 @@ class ConceptIndex:
             self.owners.append(owner)
             self._pairs.add((owner, name))
             self.rows_of.setdefault(owner, []).append(row_index)
+            if not embed:
+                self._unembedded.setdefault(owner, []).append(row_index)
             owners = self.alias.setdefault(name, [])
             if owner not in owners:
                 owners.append(owner)

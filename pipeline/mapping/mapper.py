@@ -3,6 +3,12 @@
 For each mention of one extraction, in order: decide (pure rules in ``decide``) then apply the
 decision through ``ConceptRepo`` (concept row, evidence, revision snapshot, decision row), then
 resolve the extraction's relations by title. The caller wraps one extraction in one transaction.
+
+Tentative mentions (confidence below ``mapper_weak_below``) attach where a concept fits: one
+whose name they repeat lends them its type. When none fits they create a ``weak`` concept (a
+hypothesis with one piece of evidence), which becomes ``active`` once evidence from
+``mapper_confirm_messages`` distinct messages supports it; so coverage grows without adding an
+active concept per sentence.
 """
 
 from __future__ import annotations
@@ -10,6 +16,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime
+
+import numpy as np
 
 from ontology import Embedder, RawMention, normalize_name, stable_id
 from pipeline.evidence import Verification
@@ -90,10 +98,13 @@ class SemanticMapper:
         self.index = self._index_for(self.scope)
         prov = replace(prov, user_scope=self.scope[0], assistant_scope=self.scope[1])
         tally = MappingTally()
-        vectors = self.index.embed_names([normalize_name(i.mention.title) for i in inputs])
-        cosines = self.index.cosines(vectors)  # one matrix product for the whole extraction
+        vectors, sure = self._vectors(inputs)
+        cosines = np.zeros((len(self.index.names), len(inputs)), dtype=np.float32)
+        if sure:  # one matrix product for the confident mentions of the whole extraction
+            cosines[:, sure] = self.index.cosines(vectors[sure])
         mapped: list[tuple[str, MappingInput]] = []
-        for column, (item, vector) in enumerate(zip(inputs, vectors, strict=True)):
+        for column, (given, vector) in enumerate(zip(inputs, vectors, strict=True)):
+            item = self._fitted(given)
             decision = self.decide(item, vector, cosines[:, column])
             self.apply(decision, item, prov, tally)
             if decision.concept_id in self.index.concepts and item.verification.verified:
@@ -105,7 +116,35 @@ class SemanticMapper:
             tally.relations += self._relate(concept_id, item, by_title, prov)
         return tally
 
+    def _vectors(self, inputs: list[MappingInput]) -> tuple[FloatMatrix, list[int]]:
+        """Name vectors of confident mentions (and their columns); tentative ones match by
+        name only (zeros)."""
+        sure = [i for i, item in enumerate(inputs)
+                if item.mention.confidence >= self.settings.mapper_weak_below]
+        out = np.zeros((len(inputs), self.embedder.dim), dtype=np.float32)
+        if sure:
+            names = [normalize_name(inputs[i].mention.title) for i in sure]
+            out[sure] = self.index.embed_names(names)
+        return out, sure
+
     # -- deciding ------------------------------------------------------------------------------
+    def _fitted(self, item: MappingInput) -> MappingInput:
+        """A tentative mention takes the type of the live concept its name already names."""
+        mention = item.mention
+        if mention.confidence >= self.settings.mapper_weak_below:
+            return item
+        owners = sorted(
+            (self.index.concepts[cid].state != "active", cid)
+            for cid in self.index.alias.get(normalize_name(mention.title), [])
+            if cid in self.index.concepts
+        )
+        if not owners:
+            return item
+        kind = self.index.concepts[owners[0][1]].type
+        if kind == mention.type:
+            return item
+        return replace(item, mention=mention.model_copy(update={"type": kind}))
+
     def decide(
         self, item: MappingInput, vector: FloatMatrix, cosines: FloatMatrix | None = None
     ) -> Decision:
@@ -149,12 +188,26 @@ class SemanticMapper:
             return Decision("reject", concept_id, "duplicate_evidence", dict(scores))
         row = archived or self.index.concepts[concept_id]
         refinement = refinement_for(row, item.mention, self.limits)
-        if archived is not None:
+        if archived is not None or self._confirms(row, check.message_id, item.message_time):
             refinement = replace(refinement, state="active")
         if refinement:
             return Decision("refine", concept_id, f"{reason}; {refinement.summary()}",
                             dict(scores), refinement)
         return Decision("attach", concept_id, reason, dict(scores))
+
+    def _confirms(self, row: ConceptRow, message_id: str, at: datetime | None) -> bool:
+        """A weak concept recurs: evidence from ``mapper_confirm_messages`` distinct messages
+        over ``mapper_confirm_days`` (times unknown: the message count alone decides)."""
+        if row.state != "weak":
+            return False
+        times = [datetime.fromisoformat(t) for t in (row.first_seen, row.last_seen) if t]
+        times += [at] if at is not None else []
+        if times and (max(times) - min(times)).total_seconds() < (
+            86400 * self.settings.mapper_confirm_days
+        ):
+            return False
+        seen = {span.message_id for span in self.repo.evidence_for(row.id)} | {message_id}
+        return len(seen) >= self.settings.mapper_confirm_messages
 
     def _retired_target(
         self, concept_id: str
@@ -207,7 +260,8 @@ class SemanticMapper:
         mention = item.mention
         row = ConceptRow(
             id=decision.concept_id, title=mention.title.strip(), type=mention.type,
-            description=mention.description.strip(), state="active",
+            description=mention.description.strip(),
+            state="weak" if mention.confidence < self.settings.mapper_weak_below else "active",
             confidence=mention.confidence, aliases=[], revision_count=0,
             first_seen=seen, last_seen=seen,
         )

@@ -1,1 +1,1 @@
-"""Parts of the offline extractor: text spans, phrase patterns, keyphrases (no model download)."""
+"""Parts of the offline extractor: text spans, patterns, noun phrases, cues, ranking."""

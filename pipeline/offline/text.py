@@ -20,7 +20,8 @@ _FENCE = re.compile(
 )
 _BOUNDARY = re.compile(r"[.!?…]+(?=[\s\"')\]]|$)|\n")
 _CLAUSE_CUT = re.compile(
-    r"[,;:()\[\]{}\"“”«»]|\s[-–—]\s|\s(?:because|so that|since|but|and then|which|while|"
+    r"[,;:()\[\]{}\"“”«»]|\s[-–—]\s|\s(?:and|or|but) (?:I|I'm|I’m|I've)\s"
+    r"|\s(?:because|so that|since|but|and then|which|while|"
     r"although|whereas|porque|pero|aunque|parce que|mais|weil|aber|obwohl|mas|embora)\s",
     re.I,
 )

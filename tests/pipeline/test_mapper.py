@@ -235,3 +235,76 @@ def test_retired_concepts_merged_archived_split(world, settings) -> None:  # typ
     assert revived is not None and revived.state == "active" and revived.revision_count == 1
     assert len(revived.evidence_spans) == 2
     assert len(repo.evidence_for(ids["Learn Rust"])) == 2
+
+
+def _state(repo: ConceptRepo, title: str, kind: str, settings: Settings) -> str | None:
+    row = repo.row(stable_id("c", settings.user_scope, settings.assistant_scope, kind,
+                             normalize_name(title)))
+    return row.state if row is not None else None
+
+
+def test_tentative_mentions_start_weak_and_recurrence_activates(world, settings) -> None:  # type: ignore[no-untyped-def]
+    staging, repo, run = world
+    low = settings.mapper_weak_below - 0.05
+    _map(staging, repo, run, settings,
+         [_item("pottery class", "pottery class", kind="entity", confidence=low)])
+    assert _state(repo, "pottery class", "entity", settings) == "weak"
+    # same day, another message: still a hypothesis (a theme recurs over days)
+    _map(staging, repo, run, settings, [_item("pottery class", "pottery class", kind="entity",
+                                              confidence=low, message="msg-2")])
+    assert _state(repo, "pottery class", "entity", settings) == "weak"
+    _map(staging, repo, run, settings, [_item("Pottery class", "Pottery class", kind="entity",
+                                              confidence=low, message="msg-3", day=9)])
+    assert _state(repo, "pottery class", "entity", settings) == "active"
+    concept = repo.get(stable_id("c", settings.user_scope, settings.assistant_scope, "entity",
+                                 "pottery class"))
+    assert concept is not None and len({s.message_id for s in concept.evidence_spans}) == 3
+    # a confident mention creates an active concept at once
+    _map(staging, repo, run, settings, [_item("Lisbon Marathon", "Lisbon Marathon")])
+    assert _state(repo, "Lisbon Marathon", "goal", settings) == "active"
+
+
+def test_tentative_mention_takes_the_type_of_the_concept_it_names(world, settings) -> None:  # type: ignore[no-untyped-def]
+    staging, repo, run = world
+    _map(staging, repo, run, settings, [_item("Ledgerline", "Ledgerline", kind="project")])
+    tally = _map(staging, repo, run, settings, [
+        _item("ledgerline", "ledgerline", kind="event", confidence=0.2, message="msg-2"),
+    ])
+    assert tally.actions == {"attach": 1}
+    assert _state(repo, "ledgerline", "event", settings) is None  # no second concept
+    # a confident mention of another type keeps its own type (decide's rules apply)
+    tally = _map(staging, repo, run, settings, [
+        _item("Ledgerline", "Ledgerline", kind="event", confidence=0.8, message="msg-3"),
+    ])
+    assert tally.actions == {"create": 1}
+
+
+def test_weak_names_are_embedded_only_once_active(world, settings) -> None:  # type: ignore[no-untyped-def]
+    staging, repo, run = world
+
+    class Counting(WordEmbedder):
+        def __init__(self) -> None:
+            super().__init__()
+            self.seen: list[str] = []
+
+        def embed(self, texts: Sequence[str]) -> npt.NDArray[np.float32]:
+            self.seen.extend(texts)
+            return super().embed(texts)
+
+    embedder = Counting()
+    mapper = SemanticMapper(repo, embedder, settings)
+    from staging import transaction
+
+    low = settings.mapper_weak_below - 0.1
+    for i, day in enumerate((1, 5, 9)):
+        with transaction(staging.db):
+            mapper.map_extraction([_item("night shifts", "night shifts", kind="entity",
+                                         confidence=low, message=f"msg-{i}", day=day)],
+                                  run.provenance("mapper"))
+        if i < 2:
+            assert "night shifts" not in embedder.seen
+    assert _state(repo, "night shifts", "entity", settings) == "active"
+    assert embedder.seen.count("night shifts") == 1
+    row = mapper.index.rows_of[stable_id("c", settings.user_scope, settings.assistant_scope,
+                                         "entity", "night shifts")][0]
+    assert np.linalg.norm(mapper.index._vectors[row]) > 0.99

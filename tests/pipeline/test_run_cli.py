@@ -31,7 +31,7 @@ def test_run_offline_yields_concepts_with_verbatim_evidence(
     store: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["--store", str(store), "run", str(DATA)]) == 0
-    assert "extract (offline:v1)" in capsys.readouterr().err
+    assert "extract (offline:v2)" in capsys.readouterr().err
     staging = sqlite3.connect(store / "staging.db")
     source = sqlite3.connect(store / "source.db")
     texts = dict(source.execute("SELECT id, text FROM messages").fetchall())
@@ -73,7 +73,8 @@ def test_extract_without_a_store_names_the_next_step(
 ) -> None:
     assert main(["--store", str(store), "extract"]) == 1
     err = capsys.readouterr().err
-    assert "no source database" in err and "ingest" in err
+    assert f"no store at {store}" in err and "ingest" in err
+    assert not store.exists()  # a reading or failing command creates no store
 
 
 def test_stage_list_is_extensible(settings: Settings) -> None:
