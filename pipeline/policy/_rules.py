@@ -23,10 +23,25 @@ class Rule:
     sensitivity: str
     pattern: re.Pattern[str]
     check: str | None = None  # "luhn": the match must pass the Luhn checksum
+    # cheap prefilter: the rule runs only if one of these occurs in the casefolded text, or
+    # (``shape``) a case-sensitive pattern matches; None: always run
+    hints: tuple[str, ...] | None = None
+    shape: re.Pattern[str] | None = None
 
 
-def _rule(name: str, sensitivity: str, pattern: str, check: str | None = None) -> Rule:
-    return Rule(name, sensitivity, re.compile(pattern, re.IGNORECASE | re.UNICODE), check)
+def _rule(name: str, sensitivity: str, pattern: str, check: str | None = None,
+          hints: tuple[str, ...] | None = None, shape: str | None = None) -> Rule:
+    return Rule(name, sensitivity, re.compile(pattern, re.IGNORECASE | re.UNICODE), check,
+                hints, re.compile(shape) if shape else None)
+
+
+_HEALTH_HINTS = ("diagnos", "prescri", "medication", "antidepressant", "chemotherapy", "therap",
+                 "psychiatr", " hiv", "cancer", "diabet", "pregnan", "surgery", "blood pressure",
+                 "insulin", "diagnóstico", "médico", "krankheit", "maladie", "hastalık", "ilaç",
+                 "诊断", "药物")
+_FINANCE_HINTS = ("salary", "bank account", "account number", "routing number", "mortgage",
+                  "credit score", "tax return", "iban", "sort code", "net worth", "debt of",
+                  "loan of", "salario", "gehalt", "salaire", "maaş", "工资")
 
 
 _HEALTH = (
@@ -41,25 +56,33 @@ _FINANCE = (
 
 
 def builtin_rules() -> list[Rule]:
+    street = ("street", "avenue", "road", "boulevard", "blvd", "lane", " st.", " ave.")
     return [
-        _rule("contact.email", "personal", r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b"),
+        _rule("contact.email", "personal", r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b", hints=("@",)),
         _rule("contact.phone", "personal",
-              r"(?<![\w+])\+\d{1,3}[\s.-]?(?:\(\d{1,4}\)[\s.-]?)?\d{1,4}(?:[\s.-]?\d{2,4}){2,4}\b"),
+              r"(?<![\w+])\+\d{1,3}[\s.-]?(?:\(\d{1,4}\)[\s.-]?)?\d{1,4}(?:[\s.-]?\d{2,4}){2,4}\b",
+              hints=("+",)),
         _rule("contact.phone_context", "personal",
-              r"\b(?:phone|call me|tel|mobile|cell|whatsapp|text me)\b\D{0,20}\d[\d\s().-]{6,}\d"),
+              r"\b(?:phone|call me|tel|mobile|cell|whatsapp|text me)\b\D{0,20}\d[\d\s().-]{6,}\d",
+              hints=("phone", "call me", "tel:", "tel.", "mobile", "cell", "whatsapp", "text me")),
         _rule("contact.address", "personal",
               r"\b\d{1,5}\s+(?:[A-Z][\w'-]*\s+){1,4}(?:street|st|avenue|ave|road|rd"
-              r"|boulevard|blvd|lane|ln|drive|dr)\b\.?"),
-        _rule("identity.birth", "personal", r"\b(?:date of birth|born on|my birthday)\b"),
-        _rule("identity.national_id", "restricted", r"\b\d{3}-\d{2}-\d{4}\b"),
-        _rule("finance.card", "restricted", r"\b(?:\d[ -]?){13,19}\b", "luhn"),
-        _rule("finance.iban", "restricted", r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){3,7}\b"),
-        _rule("finance.terms", "restricted", rf"\b(?:{_FINANCE})"),
-        _rule("health.terms", "restricted", rf"\b(?:{_HEALTH})"),
+              r"|boulevard|blvd|lane|ln|drive|dr)\b\.?", hints=street, shape=r"\d \w"),
+        _rule("identity.birth", "personal", r"\b(?:date of birth|born on|my birthday)\b",
+              hints=("birth", "born")),
+        _rule("identity.national_id", "restricted", r"\b\d{3}-\d{2}-\d{4}\b",
+              shape=r"\d{3}-\d\d-"),
+        _rule("finance.card", "restricted", r"\b(?:\d[ -]?){13,19}\b", "luhn",
+              shape=r"\d{4}[ -]?\d{4}"),
+        _rule("finance.iban", "restricted", r"\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){3,7}\b",
+              shape=r"[A-Z]{2}\d{2}"),
+        _rule("finance.terms", "restricted", rf"\b(?:{_FINANCE})", hints=_FINANCE_HINTS),
+        _rule("health.terms", "restricted", rf"\b(?:{_HEALTH})", hints=_HEALTH_HINTS),
         _rule("credential", "restricted",
               r"\b(?:password|passcode|api[_ -]?key|secret[_ -]?key|access[_ -]?token)\b"
-              r"\s*(?:is|:|=)\s*\S+"),
-        _rule("credential.key", "restricted", r"\b(?:sk|pk|ghp|xox[bp])[-_][A-Za-z0-9]{16,}\b"),
+              r"\s*(?:is|:|=)\s*\S+", hints=("password", "passcode", "api", "secret", "token")),
+        _rule("credential.key", "restricted", r"\b(?:sk|pk|ghp|xox[bp])[-_][A-Za-z0-9]{16,}\b",
+              hints=("sk-", "sk_", "pk-", "pk_", "ghp", "xox")),
     ]
 
 
@@ -85,7 +108,11 @@ def most_sensitive(classes: Iterable[str], default: str = "public") -> str:
     return best
 
 
-def _hits(rule: Rule, text: str) -> bool:
+def _hits(rule: Rule, text: str, folded: str | None = None) -> bool:
+    if rule.hints is not None and not any(h in (folded or text.casefold()) for h in rule.hints):
+        return False
+    if rule.shape is not None and rule.shape.search(text) is None:
+        return False
     for match in rule.pattern.finditer(text):
         if rule.check != "luhn" or luhn_ok(match.group(0)):
             return True
@@ -99,7 +126,8 @@ def classify(
     """(class, rule names hit). ``override`` (a per-source setting) wins over every rule."""
     if override is not None:
         return override, [f"override.{override}"]
-    hit = [rule for rule in rules if _hits(rule, text)]
+    folded = text.casefold()
+    hit = [rule for rule in rules if _hits(rule, text, folded)]
     return most_sensitive((r.sensitivity for r in hit), default), sorted({r.name for r in hit})
 
 
