@@ -126,6 +126,8 @@ def _forget(settings: Settings, source: SourceStore, staging: StagingStore, ids:
     report.receipt_id = run_receipt(
         staging.db, run, "committed", stage="forget", target=target, version=target,
         counts={k: v for k, v in report.removed.items() if isinstance(v, int)})
+    if report.rederived.get("regarden_pending"):  # doctor: waiting until the next garden
+        run_receipt(staging.db, run, "waiting", stage="garden", target=target, version=target)
     failed = sorted(b for b, status in report.graphs.items() if status == "failed")
     for backend in failed:  # SQLite is clean; this projection still shows the deleted rows
         run_receipt(staging.db, run, "failed", stage="forget", target=f"graph.{backend}",

@@ -13,6 +13,7 @@ import json
 from pathlib import Path
 
 from ontology import ExtractionRequest, ExtractionResult, Extractor
+from pipeline.errors import MissingExtraError
 from pipeline.settings import Settings
 from staging import StagingStore
 
@@ -75,8 +76,11 @@ def rederive(settings: Settings, staging: StagingStore, gardened: bool) -> dict[
     counts = {"segments_replayed": replay.replayed, "concepts": report.concepts,
               "evidence": report.evidence_total}
     if gardened:
-        garden_store(settings)
-        counts["regardened"] = 1
+        try:
+            garden_store(settings)
+            counts["regardened"] = 1
+        except MissingExtraError:  # topics were reset: flagged for the next `garden`
+            counts["regarden_pending"] = 1
     return counts
 
 

@@ -131,6 +131,11 @@ def pending_work(conn: sqlite3.Connection, now: datetime, version: str) -> list[
     if failed:
         found.append(Finding("promotion_missing", "store", "segments", "segments_failed",
                              failed))
+    flagged = _count(conn, "SELECT COUNT(*) FROM receipts x WHERE x.stage = 'garden' AND"
+                     " x.status = 'waiting' AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.stage ="
+                     " 'garden' AND r.status = 'completed' AND r.started_at > x.at_utc)")
+    if flagged:
+        found.append(Finding("waiting", "store", "topics", "regarden_flagged", flagged))
     return found
 
 
