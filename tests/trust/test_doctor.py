@@ -56,9 +56,25 @@ def test_precedence_is_explicit_and_exit_codes_distinct() -> None:
     assert Finding("stale", "graph", "x", "r").as_dict()["state"] == "stale"
 
 
+def _fingerprint(settings: Settings) -> dict[str, int]:
+    counts = {}
+    for path in (settings.source_db, settings.staging_db):
+        conn = sqlite3.connect(path)
+        try:
+            for (table,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'"
+                                         " AND name NOT LIKE '%fts%'").fetchall():
+                counts[f"{path.name}:{table}"] = conn.execute(
+                    f"SELECT COUNT(*) FROM [{table}]").fetchone()[0]
+        finally:
+            conn.close()
+    return counts
+
+
 def test_fresh_run_store_is_healthy(sample_store: Settings, capsys: pytest.CaptureFixture[str]
                                     ) -> None:
+    before = _fingerprint(sample_store)
     report = diagnose(sample_store)
+    assert _fingerprint(sample_store) == before  # doctor only reads
     assert (report.state, report.findings) == ("healthy", [])
     assert main(["--store", str(sample_store.store), "doctor", "--json"]) == 0
     assert '"state": "healthy"' in capsys.readouterr().out

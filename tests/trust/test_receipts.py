@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections.abc import Callable
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from pipeline import lineage
 from pipeline.health import diagnose
@@ -16,10 +19,12 @@ from staging.receipts import (
     RECEIPT_STATUSES,
     Receipt,
     ReceiptNotContentFree,
+    check_content_free,
     read_receipts,
     record_receipt,
 )
 
+_TOKEN_LIKE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:+@/=-]{0,127}$")
 FIELDS = ("run_id", "user_scope", "assistant_scope", "stage", "target", "version",
           "source_version", "status", "at_utc")
 
@@ -141,3 +146,10 @@ def test_a_lineage_read_records_the_versions_it_depended_on(
     report = diagnose(settings, graph=False)  # a result with no dependency receipt
     assert report.state == "unverified"
     assert {f.reason for f in report.findings} == {"result_without_dependency_versions"}
+
+
+@given(st.text(min_size=1, max_size=60).filter(lambda t: not _TOKEN_LIKE.match(t)))
+def test_any_value_that_is_not_token_shaped_is_refused(value: str) -> None:
+    receipt = Receipt("run_1", "u", "a", "search", "c_1", value, "0.1.0+cfg", "committed")
+    with pytest.raises(ReceiptNotContentFree):
+        check_content_free(receipt)
