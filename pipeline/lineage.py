@@ -67,6 +67,7 @@ def _ask(settings: Settings, backend: str | None, question: Callable[[GraphStore
 
 
 def _reader(settings: Settings) -> ReadFilter:
+    require_store(settings.store)
     return ReadFilter.of(settings)
 
 

@@ -44,6 +44,12 @@ class ReadFilter:
                 "now": self.now.isoformat()}
 
     def _connect(self) -> sqlite3.Connection:
+        for path in (self.source_db, self.staging_db):
+            if not path.exists():
+                from staging.errors import StoreNotFound
+
+                raise StoreNotFound(f"no {path.name} in store {path.parent}",
+                                    "run `conceptmem run PATH...` (ingest, extract, sync) first")
         conn = sqlite3.connect(f"file:{self.staging_db}?mode=ro", uri=True)
         conn.execute("ATTACH DATABASE ? AS src", [f"file:{self.source_db}?mode=ro"])
         return conn
