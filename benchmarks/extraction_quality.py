@@ -176,10 +176,14 @@ def _junk(titles: list[str], labels: dict[str, str], suffix: str) -> dict[str, A
     }
 
 
+LABELLED_FROM = ("sample", "claude")  # the datasets the fixture's titles were drawn from
+
+
 def pooled(results: dict[str, Any], suffix: str) -> str:
-    """Junk share over every labelled concept of all datasets (the labelled-set precision)."""
-    junk = sum(r.get(f"n-junk{suffix}", 0) for r in results.values() if isinstance(r, dict))
-    judged = sum(r.get(f"n-judged{suffix}", 0) for r in results.values() if isinstance(r, dict))
+    """Junk share over the labelled concepts of the fixture's own datasets (its precision)."""
+    drawn = [results[name] for name in LABELLED_FROM if isinstance(results.get(name), dict)]
+    junk = sum(r.get(f"n-junk{suffix}", 0) for r in drawn)
+    judged = sum(r.get(f"n-judged{suffix}", 0) for r in drawn)
     share = f"{junk / judged:.3f}" if judged else "-"
     return f"{share} of {judged} labelled"
 
@@ -243,7 +247,8 @@ def main() -> None:
         print(_types(now, before))
     for suffix, what in (("", "active"), ("-live", "active + weak")):
         before = pooled(baseline, suffix) if baseline else "-"
-        print(f"labelled-set junk ({what}): {pooled(results, suffix)}  (baseline {before})")
+        print(f"labelled-set junk ({what}; {' + '.join(LABELLED_FROM)}):"
+              f" {pooled(results, suffix)}  (baseline {before})")
     print(filter_figures())
     if args.record_baseline:
         BASELINE.write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")

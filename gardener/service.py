@@ -25,6 +25,7 @@ from gardener.plans import CHECKS, Plan, check_plan, validate_plan
 from gardener.splits import plan_splits, split_candidates
 from gardener.state import GardenState, concept_text
 from gardener.topic_step import DRIFT_THRESHOLD, TopicSettings, plan_topic_step
+from gardener.topics import TopicLabeler
 from gardener.tuning import StudyResult
 from ontology import Embedder, stable_id, text_hash
 from staging import Provenance, StagingStore
@@ -56,6 +57,8 @@ class GardenOptions:
     recluster: bool = False
     drift_threshold: float = DRIFT_THRESHOLD
     reassign_outliers: bool = False
+    #: names topics on a full re-cluster (e.g. an LLM when an endpoint is configured)
+    labeler: TopicLabeler | None = None
     weights: ObjectiveWeights = field(default_factory=ObjectiveWeights)
     #: the "present" decay measures age against (None: ``now``); e.g. the latest evidence time,
     #: so gardening an old export does not decay everything by wall-clock age.
@@ -222,7 +225,7 @@ def _topic_settings(seed: int, trials: int, pinned: Mapping[str, Any] | None,
         seed=seed, trials=trials, pinned=dict(pinned or {}), sample_size=opts.sample_size,
         with_stability=opts.with_stability, weights=opts.weights, recluster=opts.recluster,
         drift_threshold=opts.drift_threshold, reassign_outliers=opts.reassign_outliers,
-        reducer=opts.reducer, clusterer=opts.clusterer)
+        labeler=opts.labeler, reducer=opts.reducer, clusterer=opts.clusterer)
 
 
 def apply_checked(staging: StagingStore, plan: Plan, prov: Provenance) -> list[str]:

@@ -27,6 +27,7 @@ from gardener.plans import Plan
 from gardener.reduce import IdentityReducer
 from gardener.state import GardenState
 from gardener.topics import (
+    TopicLabeler,
     current_topics,
     full_layout,
     incremental_layout,
@@ -54,6 +55,7 @@ class TopicSettings:
     reassign_outliers: bool = False
     #: best params of the last study: a drift re-cluster reuses them instead of re-tuning
     previous_params: Mapping[str, Any] | None = None
+    labeler: TopicLabeler | None = None
     reducer: Any = None
     clusterer: Any = None
 
@@ -104,7 +106,7 @@ def plan_topic_step(
         opts = replace(opts, pinned={**opts.previous_params, **opts.pinned})
     result, study, params = cluster_concepts(vectors, opts)
     layout = full_layout(state, concept_ids, result, vectors,
-                         reassign_outliers=opts.reassign_outliers)
+                         reassign_outliers=opts.reassign_outliers, labeler=opts.labeler)
     layout.stats["drift"] = round(changed, 4)
     layout.stats["reason"] = reason
     return plan_topics(state, layout, now=now, params=params, salt=salt), study

@@ -22,7 +22,7 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import numpy.typing as npt
@@ -37,6 +37,7 @@ from gardener.state import GardenState, Row, concept_names
 from gardener.topic_match import match_topics, topic_events
 
 __all__ = [
+    "TopicLabeler",
     "TopicLayout",
     "current_topics",
     "full_layout",
@@ -44,6 +45,13 @@ __all__ = [
     "placed_concepts",
     "plan_topics",
 ]
+
+class TopicLabeler(Protocol):
+    """Names a topic from its keywords, member titles and a few quotes; None keeps keywords."""
+
+    def __call__(self, keywords: list[str], titles: list[str],
+                 quotes: list[str]) -> str | None: ...
+
 
 _TABLES = {  # table -> (key columns, compared columns)
     "topics": (("id",), ("label", "keywords", "size", "active", "parent_id")),
@@ -116,6 +124,17 @@ def _outlier(layout: TopicLayout, concept: str, found: Assignment) -> None:
                                   found.nearest_topic_id, "similarity": found.similarity})
 
 
+def _label(keywords: list[str], members: Sequence[str], docs: _Docs,
+           labeler: TopicLabeler | None) -> str:
+    """The labeler's name when there is one and it answers, else the top keywords."""
+    if labeler is not None and keywords:
+        named = labeler(keywords, [docs[c][0].split("; ")[0] for c in members[:20]],
+                        sorted({q for c in members[:10] for q in docs[c][1]})[:8])
+        if named and named.strip():
+            return " ".join(named.split())[:80]
+    return label_from_keywords(keywords)
+
+
 def _add_parents(layout: TopicLayout, groups: dict[str, list[str]], cents: Any,
                  docs: dict[str, str], stop: frozenset[str]) -> None:
     order = cents.topic_ids
@@ -140,6 +159,7 @@ def _add_parents(layout: TopicLayout, groups: dict[str, list[str]], cents: Any,
 def full_layout(
     state: GardenState, concept_ids: Sequence[str], result: ClusterResult,
     vectors: npt.NDArray[np.float32], *, reassign_outliers: bool = False,
+    labeler: TopicLabeler | None = None,
 ) -> TopicLayout:
     """The layout of one clustering of ``concept_ids`` (rows of ``vectors``)."""
     index = {c: i for i, c in enumerate(concept_ids)}
@@ -155,7 +175,7 @@ def full_layout(
     stop = stop_words_for(text for names, quotes in docs.values() for text in (names, *quotes))
     layout = TopicLayout()
     for topic, members, kw in zip(ids, clusters, _keywords(clusters, docs, stop), strict=True):
-        layout.add("topics", {"id": topic, "label": label_from_keywords(kw),
+        layout.add("topics", {"id": topic, "label": _label(kw, members, docs, labeler),
                               "keywords": json.dumps(kw), "size": len(members),
                               "parent_id": None})
         for concept in members:

@@ -15,6 +15,7 @@ from ontology import stable_id
 from pipeline.embeddings import build_embedder
 from pipeline.errors import ConfigurationError, MissingExtraError
 from pipeline.settings import Settings
+from pipeline.topic_labels import llm_labeler
 from staging import StagingStore
 from staging.errors import StoreNotFound
 from staging.gardener_repo import GardenerRepo
@@ -96,7 +97,8 @@ def garden_store(
     Decay measures age against the latest evidence time in the store, not the wall clock, so
     gardening an old export does not turn every concept weak at once. Topics are re-clustered
     only on ``recluster``, on drift or when there are none yet; otherwise new concepts join
-    their nearest topics (see ``gardener.topic_step``).
+    their nearest topics (see ``gardener.topic_step``). With an LLM endpoint configured, a
+    re-cluster names its topics through it (``pipeline.topic_labels``).
     """
     check_trials(trials)
     if not settings.staging_db.exists():
@@ -108,26 +110,28 @@ def garden_store(
             raise MissingExtraError(package)
     staging = StagingStore.open(settings.staging_db)
     try:
-        latest = GardenerRepo(staging.db).latest_seen()
-        options = GardenOptions(
-            decay_reference=datetime.fromisoformat(latest) if latest else None,
-            merge_threshold=settings.garden_merge_threshold,
-            decay_after_days=settings.garden_decay_after_days,
-            user_scope=settings.user_scope,
-            assistant_scope=settings.assistant_scope,
-            recluster=recluster,
-            reassign_outliers=reassign_outliers,
-        )
-        report = garden(
-            staging,
-            build_embedder(settings),
-            seed=settings.garden_seed if seed is None else seed,
-            trials=settings.garden_trials if trials is None else trials,
-            dry_run=dry_run,
-            now=now or datetime.now(UTC),
-            pinned_params=pinned,
-            options=options,
-        )
+        with llm_labeler(settings, staging, dry_run) as labeler:
+            latest = GardenerRepo(staging.db).latest_seen()
+            options = GardenOptions(
+                decay_reference=datetime.fromisoformat(latest) if latest else None,
+                merge_threshold=settings.garden_merge_threshold,
+                decay_after_days=settings.garden_decay_after_days,
+                user_scope=settings.user_scope,
+                assistant_scope=settings.assistant_scope,
+                recluster=recluster,
+                reassign_outliers=reassign_outliers,
+                labeler=labeler,
+            )
+            report = garden(
+                staging,
+                build_embedder(settings),
+                seed=settings.garden_seed if seed is None else seed,
+                trials=settings.garden_trials if trials is None else trials,
+                dry_run=dry_run,
+                now=now or datetime.now(UTC),
+                pinned_params=pinned,
+                options=options,
+            )
         if report.run_id is not None:
             units = [(p.id, stable_id("plan", json.dumps(p.to_dict(), sort_keys=True,
                                                            default=str)))

@@ -74,6 +74,7 @@ _DANGLING = _word_set("you it them that this me him her us out up there so too")
 _THAT = re.compile(r"(?<!\w)(?:that|que|dass)(?!\w)", re.I)
 _PRONOUNS = _word_set("i i'm i’m im yo je ich eu")
 _WORDS = re.compile(r"\w+")
+_CLAUSE_WORDS = re.compile(r"\w[\w'’]*")  # "I'll" is one (function) word
 _PERSON_LABELS = _word_set("user human person me you")
 _DESCRIPTIONS: dict[str, str] = {
     "goal": "Something {who} wants to achieve: {t}.",
@@ -151,12 +152,14 @@ class OfflineExtractor:
             repeated = named and counts[_key(candidate.text)] >= 2
             if candidate.proper or repeated:
                 kind: ConceptType = "project" if _is_project(candidate.text) else "entity"
-                weight = _NAMED_CONFIDENCE if repeated else COVERAGE_CONFIDENCE
+                # a name the segment repeats is confident; other phrases wait for recurrence
+                weight = _NAMED_CONFIDENCE if repeated and candidate.proper else (
+                    COVERAGE_CONFIDENCE)
                 drafts.append(_phrase_draft(sentence, candidate, kind, weight))
         if len(drafts) > int(patterned) or not _substantive(sentence.text, lang):
             return drafts
         kind = "entity" if patterned else sentence_type(sentence.text)
-        best = ranked[0] if ranked else None if patterned else _clause(sentence.text, lang)
+        best = _coverage_phrase(sentence.text, ranked, patterned, lang)
         if best is not None:
             drafts.append(_phrase_draft(sentence, best, kind, COVERAGE_CONFIDENCE))
         return drafts
@@ -214,9 +217,21 @@ def _substantive(text: str, lang: str) -> bool:
     return any(w not in _FILLER and w not in stops for w in words)
 
 
+def _coverage_phrase(
+    text: str, ranked: list[Candidate], patterned: bool, lang: str
+) -> Candidate | None:
+    """A phrase to cover the sentence with: a name or a multi-word phrase first, then the best
+    single word (it attaches where the noun recurs; the mapper keeps a lone common noun weak),
+    then the sentence's first clause."""
+    named = [c for c in ranked if c.proper or c.words > 1]
+    if named or ranked:
+        return (named or ranked)[0]
+    return None if patterned else _clause(text, lang)
+
+
 def _clause(text: str, lang: str) -> Candidate | None:
     """A sentence without a noun phrase ("I'm swamped with the kids"): its first clause."""
-    words = list(_WORDS.finditer(text))
+    words = list(_CLAUSE_WORDS.finditer(text))
     stops = function_words(lang)
     first = next((w for w in words if w.group(0).casefold() not in stops | _FILLER), None)
     if first is None:

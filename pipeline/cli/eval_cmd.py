@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 from pipeline import evaluation
 from pipeline.cli.app import settings_from
+from pipeline.cli.output import console, say, table
 from pipeline.errors import ConfigurationError
 from pipeline.retrieval import ROUTES
 
@@ -38,20 +37,18 @@ def _ks(text: str) -> list[int]:
 
 def _run(ctx: typer.Context, kind: str, path: Path, ks: str, json_out: Path | None,
          routes: list[str] | None) -> None:
-    console = Console(stderr=True)
-
-    def say(msg: str) -> None:
-        console.print(escape(msg), highlight=False)
-
     with tempfile.TemporaryDirectory(prefix="conceptmem-eval-") as tmp:
         overrides = {} if (ctx.obj or {}).get("store") else {"store": Path(tmp)}
         settings = settings_from(ctx, **overrides)
         run = evaluation.evaluate_locomo if kind == "locomo" else evaluation.evaluate_longmemeval
         report = run(settings, path, _ks(ks), tuple(routes or ROUTES), say=say)
-    out = Console(width=max(Console().width, 132))
-    out.print(evaluation.report_table(report))
-    out.print(evaluation.report_table(report, "recall_all"))
-    out.print(evaluation.report_table(report, "session_recall"))
+    out = console()
+    out.width = max(out.width, 132)
+    for metric in ("recall_any", "recall_all", "session_recall"):
+        data = evaluation.report_table(report, metric)
+        out.print(table(data.title, data.columns, data.rows))
+        if data.note:
+            say(data.note, stderr=False)
     if json_out is not None:
         json_out.write_text(json.dumps(report.as_json(), indent=2, sort_keys=True) + "\n")
         say(f"wrote {json_out}")

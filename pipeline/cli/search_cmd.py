@@ -3,14 +3,12 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 from typing import Annotated
 
 import typer
-from rich.console import Console
-from rich.markup import escape
 
 from pipeline.cli.app import settings_from
+from pipeline.cli.output import emit, emit_json, say
 from pipeline.retrieval import Searcher, SearchRequest, Visibility
 
 
@@ -37,21 +35,17 @@ def search(
     settings = settings_from(ctx)
     visibility = Visibility(settings.user_scope, settings.assistant_scope, as_of)
     request = SearchRequest(query, k, frozenset(conversation or ()), as_of)
-    err = Console(stderr=True, highlight=False)
-    with Searcher(settings, visibility, progress=lambda msg: err.print(escape(msg))) as searcher:
+    with Searcher(settings, visibility, progress=say) as searcher:
         results = searcher.search(request, route)
     if as_json:
-        typer.echo(json.dumps([dataclasses.asdict(r) for r in results], ensure_ascii=False))
+        emit_json([dataclasses.asdict(r) for r in results])
         return
-    console = Console(highlight=False)
     for n, r in enumerate(results, start=1):
         when = r.created_at or "no time"
-        console.print(f"[bold]{n}.[/] {escape(r.message_id)}  {r.score:.4f}  "
-                      f"[dim]{escape(r.conversation_id)} {escape(when)}"
-                      f" {escape(r.author or r.role)}[/]")
-        console.print(f"   {escape(r.excerpt)}")
-        why = "; ".join(" > ".join(escape(s.label or s.kind) for s in path[:-1]) for path in
-                        r.paths[:3])
-        console.print(f"   [dim]via {escape(', '.join(r.routes))}: {why}[/]")
+        emit(f"{n}. {r.message_id}  {r.score:.4f}  {r.conversation_id} {when}"
+             f" {r.author or r.role}")
+        emit(f"   {r.excerpt}")
+        why = "; ".join(" > ".join(s.label or s.kind for s in path[:-1]) for path in r.paths[:3])
+        emit(f"   via {', '.join(r.routes)}: {why}")
     if not results:
-        console.print("no results")
+        emit("no results")

@@ -3,7 +3,7 @@
 from pipeline.evaluation.harness import EvalQuestion, EvalReport, run_questions
 from pipeline.evaluation.locomo import LocomoQuestion, LocomoSet, load_locomo, parse_evidence
 from pipeline.evaluation.metrics import Scores, Tally, ndcg, score_ranking
-from pipeline.evaluation.report import LOCOMO_REFERENCE, report_table
+from pipeline.evaluation.report import LOCOMO_REFERENCE, ReportTable, report_table
 from pipeline.evaluation.runner import (
     build_store,
     evaluate_locomo,
@@ -17,6 +17,7 @@ __all__ = [
     "EvalReport",
     "LocomoQuestion",
     "LocomoSet",
+    "ReportTable",
     "Scores",
     "Tally",
     "build_store",

@@ -151,6 +151,9 @@ def purge_staging(
         _delete_in(staging, "segment_messages", "segment_id", dead)
         counts["segments"] = _delete_in(staging, "segments", "id", dead)
         counts["llm_calls"] += _sweep_llm_calls(staging, deleted_texts)
+        # topic-label calls (no segment) quote concept titles and quotes: relabelled on garden
+        counts["reset.llm_label_calls"] = staging.execute(
+            "DELETE FROM llm_calls WHERE segment_id IS NULL").rowcount
         for table in DERIVED_TABLES:  # counted apart: most of it is re-derived just after
             counts[f"reset.{table}"] = staging.execute(f"DELETE FROM {table}").rowcount
         staging.execute("UPDATE segments SET status = 'pending'")

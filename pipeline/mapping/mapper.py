@@ -7,8 +7,9 @@ resolve the extraction's relations by title. The caller wraps one extraction in 
 Tentative mentions (confidence below ``mapper_weak_below``) attach where a concept fits: one
 whose name they repeat lends them its type. When none fits they create a ``weak`` concept (a
 hypothesis with one piece of evidence), which becomes ``active`` once evidence from
-``mapper_confirm_messages`` distinct messages supports it; so coverage grows without adding an
-active concept per sentence.
+``mapper_confirm_messages`` distinct messages supports it (a lone lowercase word such as
+"community" stays weak: it names too little alone); so coverage grows without adding an active
+concept per sentence.
 """
 
 from __future__ import annotations
@@ -198,7 +199,7 @@ class SemanticMapper:
     def _confirms(self, row: ConceptRow, message_id: str, at: datetime | None) -> bool:
         """A weak concept recurs: evidence from ``mapper_confirm_messages`` distinct messages
         over ``mapper_confirm_days`` (times unknown: the message count alone decides)."""
-        if row.state != "weak":
+        if row.state != "weak" or _lone_common_noun(row.title):
             return False
         times = [datetime.fromisoformat(t) for t in (row.first_seen, row.last_seen) if t]
         times += [at] if at is not None else []
@@ -323,6 +324,11 @@ class SemanticMapper:
                 prov,
             )
         return added
+
+
+def _lone_common_noun(title: str) -> bool:
+    """"community", "joy": recurring, but too little to stand as an active concept alone."""
+    return " " not in title.strip() and title.islower()
 
 
 def _iso(value: datetime | None) -> str | None:

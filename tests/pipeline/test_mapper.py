@@ -308,3 +308,15 @@ def test_weak_names_are_embedded_only_once_active(world, settings) -> None:  # t
     row = mapper.index.rows_of[stable_id("c", settings.user_scope, settings.assistant_scope,
                                          "entity", "night shifts")][0]
     assert np.linalg.norm(mapper.index._vectors[row]) > 0.99
+
+
+def test_a_lone_common_noun_stays_weak_however_often(world, settings) -> None:  # type: ignore[no-untyped-def]
+    staging, repo, run = world
+    low = settings.mapper_weak_below - 0.05
+    for i, day in enumerate((1, 4, 8, 12)):
+        _map(staging, repo, run, settings, [_item("community", "community", kind="entity",
+                                                  confidence=low, message=f"msg-{i}", day=day)])
+    assert _state(repo, "community", "entity", settings) == "weak"
+    concept = repo.get(stable_id("c", settings.user_scope, settings.assistant_scope, "entity",
+                                 "community"))
+    assert concept is not None and len(concept.evidence_spans) == 4  # the evidence is kept

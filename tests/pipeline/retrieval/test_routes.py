@@ -125,3 +125,11 @@ def test_search_cli_json(built_store: Settings, capsys: pytest.CaptureFixture[st
             "routes", "paths"} <= set(rows[0])
     assert main(["--store", str(built_store.store), "search", "[bold]x[/] \x1b[31m"]) == 0
     assert "\x1b[31m" not in capsys.readouterr().out
+
+
+def test_search_without_a_store_says_what_to_do(
+    tmp_path: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--store", f"{tmp_path}/nothing", "search", "anything"]) == 1
+    err = capsys.readouterr().err
+    assert "no store" in err and "conceptmem ingest" in err
