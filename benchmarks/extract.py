@@ -1,6 +1,7 @@
 """Extraction benchmark: LLM-path throughput, prompt tokens versus a naive baseline, offline speed.
 
     .venv/bin/python benchmarks/extract.py [--segments 200] [--latency 0.5] [--concurrency 16]
+    .venv/bin/python benchmarks/extract.py --real-url http://127.0.0.1:18080/v1 [--real-segments 8]
 
 1. Throughput: the scripted OpenAI-compatible server (tests/llm_server.py) answers every call
    after ``--latency`` seconds; ``--concurrency`` threads run ``LLMExtractor`` (the real openai
@@ -11,6 +12,11 @@
    descriptions) on every call so the model decides identity. Seed 002 reports -48%.
 3. The --dry-run estimate (calls, tokens) at Jocker scale and how long it takes (no network).
 4. Offline extractor messages/s, if ``pipeline.offline_extractor`` is present.
+5. With ``--real-url``: the extract stage on the bundled sample (data/sample) against a real
+   OpenAI-compatible server (``bash .ci/llama.sh start``: llama-cpp-python + Gemma 3 270M):
+   messages/s, prompt and completion tokens per message (the server's own usage counts), the
+   ladder step detected, next to the offline extractor on the same segments (baseline).
+   Only this part runs when --real-url is given.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 from pydantic import Field
 
@@ -204,6 +211,54 @@ def bench_offline(requests: list[ExtractionRequest]) -> None:
           f"{messages / elapsed:.0f} messages/s, {mentions} mentions")
 
 
+def bench_real_server(url: str, model: str, segments: int, max_tokens: int) -> None:
+    from pipeline.ingest import ingest_paths
+
+    sample = sorted((ROOT / "data" / "sample").glob("*_conversations.json"))
+    with tempfile.TemporaryDirectory() as tmp:
+        base = Settings(store=Path(tmp) / "real", embedder="hashing", llm_base_url=url,
+                        llm_model=model, llm_concurrency=1, llm_timeout_s=300.0,
+                        llm_max_completion_tokens=max_tokens)
+        real = _staged_run(base, sample, ingest_paths, segments, offline=False)
+        offline = _staged_run(base.model_copy(update={"store": Path(tmp) / "offline"}), sample,
+                              ingest_paths, segments, offline=True)
+    print(f"real server {url} model {model}: {real['segments']} segments of the bundled sample "
+          f"({real['messages']} messages), structured output {real['step']}")
+    print(f"  {real['elapsed']:.1f}s -> {real['messages'] / real['elapsed']:.2f} messages/s; "
+          f"{real['done']} segments done, {real['failed']} failed {real['failures'] or ''}; "
+          f"{real['verified']} verified spans of {real['mentions']} mentions")
+    per = max(real["messages"], 1)
+    print(f"  tokens per message (server usage): prompt {real['prompt'] / per:.0f}, completion "
+          f"{real['completion'] / per:.0f}; {real['calls']} calls")
+    print(f"  baseline, offline extractor on the same segments: "
+          f"{offline['messages'] / offline['elapsed']:.1f} messages/s (stage incl. mapping)")
+
+
+def _staged_run(settings: Settings, sample: list[Path], ingest: Any, segments: int,
+                offline: bool) -> dict[str, Any]:
+    from pipeline.extract import extract_store
+
+    ingest(settings, sample)
+    started = time.perf_counter()
+    report = extract_store(settings, offline=offline, limit=segments)
+    elapsed = time.perf_counter() - started
+    staging = StagingStore.open(settings.staging_db)
+    try:
+        messages = staging.db.execute(
+            "SELECT COUNT(*) FROM segment_messages sm JOIN segments s ON s.id = sm.segment_id"
+            " WHERE s.status IN ('extracted', 'failed')").fetchone()[0]
+        calls, prompt, completion = staging.db.execute(
+            "SELECT COUNT(*), COALESCE(SUM(prompt_tokens), 0), COALESCE(SUM(completion_tokens), 0)"
+            " FROM llm_calls").fetchone()
+    finally:
+        staging.close()
+    return {"segments": report.segments_pending, "messages": int(messages), "elapsed": elapsed,
+            "done": report.segments_done, "failed": report.segments_failed,
+            "failures": dict(report.llm_failures), "step": report.structured_output,
+            "verified": report.verified, "mentions": report.mentions, "calls": int(calls),
+            "prompt": int(prompt), "completion": int(completion)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--segments", type=int, default=200)
@@ -213,7 +268,16 @@ def main() -> None:
     parser.add_argument("--offline-segments", type=int, default=200)
     parser.add_argument("--dry-run-segments", type=int, default=4928,
                         help="segments of 5 messages for the estimate (4928 ~ Jocker's 24,639)")
+    parser.add_argument("--real-url", default=None,
+                        help="a real OpenAI-compatible /v1 URL (bash .ci/llama.sh start)")
+    parser.add_argument("--real-model", default="gemma3-270m")
+    parser.add_argument("--real-segments", type=int, default=8)
+    parser.add_argument("--real-max-tokens", type=int, default=768)
     args = parser.parse_args()
+    if args.real_url:
+        bench_real_server(args.real_url, args.real_model, args.real_segments,
+                          args.real_max_tokens)
+        return
     requests = synthetic_requests(args.segments)
     bench_tokens(requests, args.known)
     bench_throughput(requests, args.latency, args.concurrency)

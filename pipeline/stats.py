@@ -7,6 +7,7 @@ from typing import Any
 from pipeline.settings import Settings
 from staging import SourceStore, StagingStore
 from staging.errors import StoreNotFound
+from staging.llm_log import llm_capabilities
 from staging.lock import require_store
 
 __all__ = ["collect_stats"]
@@ -53,12 +54,22 @@ def _staging_counts(staging: StagingStore) -> dict[str, Any]:
         "topics": staging.count("topics", "active = 1"),
         "llm_calls": staging.count("llm_calls"),
         "llm_failures": {name: count for name, count in failures},
+        "structured_output": _structured_output(staging),
         "rejected_mentions": staging.count("mentions", "verified = 0"),
         "mentions": staging.count("mentions"),
         "rejected_by_reason": _rejections(staging),
         "decisions": _grouped(staging, "SELECT action, COUNT(*) FROM mapper_decisions GROUP BY 1"),
         "segments_by_status": _grouped(staging, "SELECT status, COUNT(*) FROM segments GROUP BY 1"),
         "runs": staging.count("runs"),
+    }
+
+
+def _structured_output(staging: StagingStore) -> dict[str, str]:
+    """The structured-output ladder step per ``endpoint model`` (see pipeline/llm/ladder.py)."""
+    return {
+        f"{cap.base_url_host} {cap.model}": cap.step + ("" if cap.confirmed else
+                                                        " (no valid reply yet)")
+        for cap in llm_capabilities(staging)
     }
 
 

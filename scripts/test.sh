@@ -28,6 +28,7 @@ else
   echo "NOTE: Java/Maven not found: Neo4j tests will be skipped." >&2
 fi
 
+bash .ci/llama.sh ci "$$"  # real llama.cpp server for -m llama (CI=true: required); stops with us
 export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$HOME/.cache/conceptmem/numba}"
 .venv/bin/ruff check .
 .venv/bin/mypy

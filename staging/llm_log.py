@@ -19,10 +19,17 @@ from typing import Any, Literal
 import sqlite_utils
 
 from ontology import stable_id
-from staging.db import open_database, transaction
+from staging.db import open_database, transaction, utc_now
 from staging.staging_store import Run, StagingStore
 
-__all__ = ["CallStatus", "LLMCallLog", "LLMCallRecord", "llm_call_counts"]
+__all__ = [
+    "CallStatus",
+    "Capability",
+    "LLMCallLog",
+    "LLMCallRecord",
+    "llm_call_counts",
+    "llm_capabilities",
+]
 
 CallStatus = Literal["ok", "invalid", "error"]
 
@@ -51,6 +58,18 @@ class LLMCallRecord:
     status: CallStatus
     error_class: str | None = None
     error_detail: str | None = None
+    structured_output: str | None = None  # the ladder step the request used
+
+
+@dataclass(frozen=True)
+class Capability:
+    """The structured-output ladder step an endpoint and model accept (``llm_capabilities``)."""
+
+    base_url_host: str
+    model: str
+    step: str
+    confirmed: bool
+    detail: str | None
 
 
 class LLMCallLog:
@@ -87,18 +106,45 @@ class LLMCallLog:
             "status": call.status,
             "error_class": call.error_class,
             "error_detail": call.error_detail,
+            "structured_output": call.structured_output,
             **self.run.provenance(WRITER).columns(),
         }
         with self._lock:
-            self._insert(row)
+            self._insert("llm_calls", row)
         return call_id
 
-    def _insert(self, row: dict[str, Any]) -> None:
+    def capability(self, base_url_host: str, model: str) -> Capability | None:
+        """The remembered ladder step of this endpoint and model, or None if never detected."""
+        with self._lock:
+            row = self.db.execute(
+                "SELECT step, confirmed, detail FROM llm_capabilities"
+                " WHERE base_url_host = ? AND model = ?",
+                [base_url_host, model],
+            ).fetchone()
+        if row is None:
+            return None
+        return Capability(base_url_host, model, str(row[0]), bool(row[1]), row[2])
+
+    def remember_capability(self, capability: Capability) -> None:
+        """Store (replace) the step of ``capability``'s endpoint and model, committed at once."""
+        row: dict[str, Any] = {
+            "base_url_host": capability.base_url_host,
+            "model": capability.model,
+            "step": capability.step,
+            "confirmed": int(capability.confirmed),
+            "detail": capability.detail,
+            "updated_at": utc_now(),
+            **self.run.provenance(WRITER).columns(),
+        }
+        with self._lock:
+            self._insert("llm_capabilities", row, replace=True)
+
+    def _insert(self, table: str, row: dict[str, Any], replace: bool = False) -> None:
         """Insert, waiting out a stage that holds the write lock longer than busy_timeout."""
         for attempt in range(_LOCKED_RETRIES + 1):
             try:
                 with transaction(self.db):
-                    self.db.table("llm_calls").insert(row)
+                    self.db.table(table).insert(row, replace=replace)
                 return
             except sqlite3.OperationalError as exc:
                 locked = "locked" in str(exc) or "busy" in str(exc)
@@ -155,3 +201,12 @@ def llm_call_counts(staging: StagingStore, run_id: str | None = None) -> dict[st
         counts["prompt_tokens"] = counts.get("prompt_tokens", 0) + int(prompt)
         counts["completion_tokens"] = counts.get("completion_tokens", 0) + int(completion)
     return counts
+
+
+def llm_capabilities(staging: StagingStore) -> list[Capability]:
+    """Every remembered ladder step, by endpoint host and model (for ``conceptmem stats``)."""
+    rows = staging.db.execute(
+        "SELECT base_url_host, model, step, confirmed, detail FROM llm_capabilities"
+        " ORDER BY base_url_host, model"
+    ).fetchall()
+    return [Capability(str(h), str(m), str(s), bool(c), d) for h, m, s, c, d in rows]

@@ -285,8 +285,25 @@ def _topics_hierarchy(db: sqlite_utils.Database) -> None:
     )
 
 
-STAGING_MIGRATIONS: list[Migration] = [Migration("0001_initial", _initial)]
-STAGING_MIGRATIONS.append(Migration("0002_topics_hierarchy", _topics_hierarchy))
+def _llm_capabilities(db: sqlite_utils.Database) -> None:
+    """The structured-output ladder step each endpoint and model was found to accept."""
+    execute_script(
+        db,
+        f"""
+        -- One row per endpoint host and model: the response_format step in use, and why.
+        CREATE TABLE llm_capabilities (
+            base_url_host TEXT NOT NULL,
+            model TEXT NOT NULL,
+            step TEXT NOT NULL,              -- json_schema | json_object_schema |
+                                             -- json_object_prompt
+            confirmed INTEGER NOT NULL DEFAULT 0,  -- 1 once a reply at this step validated
+            detail TEXT,                     -- what the server said when a step was refused
+            updated_at TEXT NOT NULL,{_PROV},
+            PRIMARY KEY (base_url_host, model)
+        );
+        ALTER TABLE llm_calls ADD COLUMN structured_output TEXT;
+        """,
+    )
 
 
 def _trust_receipts(db: sqlite_utils.Database) -> None:
@@ -325,4 +342,9 @@ def _trust_receipts(db: sqlite_utils.Database) -> None:
     )
 
 
-STAGING_MIGRATIONS.append(Migration("0002_trust_receipts", _trust_receipts))
+STAGING_MIGRATIONS: list[Migration] = [
+    Migration("0001_initial", _initial),
+    Migration("0002_topics_hierarchy", _topics_hierarchy),
+    Migration("0003_llm_capabilities", _llm_capabilities),
+]
+STAGING_MIGRATIONS.append(Migration("0004_trust_receipts", _trust_receipts))

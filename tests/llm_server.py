@@ -11,6 +11,10 @@ Real HTTP, OpenAI's wire format, so the real ``openai`` client talks to it unpat
 Queued replies are served first; when the queue is empty ``responder`` answers (by default a
 valid extraction quoting the first message, see ``echo_extraction``). Every loop is bounded and
 ``stop()`` wakes any reply that is still sleeping.
+
+``formats`` limits the ``response_format`` variants the server accepts, the way real servers do:
+``ScriptedLLMServer(formats=LLAMA_CPP_PYTHON)`` answers a ``json_schema`` request with the
+HTTP 500 and body llama-cpp-python's server sends, before any scripted reply is used.
 """
 
 from __future__ import annotations
@@ -29,10 +33,14 @@ from ontology import ExtractionRequest, SegmentMessage
 from pipeline.llm.prompts import parse_data_block
 
 __all__ = [
+    "ALL_FORMATS",
+    "LLAMA_CPP_PYTHON",
     "Reply",
     "ScriptedLLMServer",
     "echo_extraction",
     "error_reply",
+    "format_rejection",
+    "format_variant",
     "json_reply",
     "mention",
     "sample_request",
@@ -40,6 +48,17 @@ __all__ = [
 ]
 
 _NO_USAGE = object()
+
+# response_format variants: json_schema, json_object with a "schema", bare json_object, text.
+ALL_FORMATS = frozenset({"json_schema", "json_object_schema", "json_object", "text"})
+LLAMA_CPP_PYTHON = frozenset({"json_object_schema", "json_object", "text"})
+# The body llama-cpp-python 0.3's server answers a json_schema request with (HTTP 500).
+LLAMA_CPP_REJECTION = (
+    "1 validation error:\n  {'type': 'literal_error', 'loc': ('body', 'response_format', "
+    "'type'), 'msg': \"Input should be 'text' or 'json_object'\", 'input': 'json_schema', "
+    "'ctx': {'expected': \"'text' or 'json_object'\"}}\n\n  File \"llama_cpp/server/app.py\", "
+    "line 376, in create_chat_completion\n    POST /v1/chat/completions"
+)
 
 
 @dataclass
@@ -123,9 +142,10 @@ class ScriptedLLMServer:
     """``POST /v1/chat/completions`` and ``GET /v1/models`` with scripted replies."""
 
     def __init__(self, responder: Responder | None = echo_extraction,
-                 model: str = "scripted-model") -> None:
+                 model: str = "scripted-model", formats: frozenset[str] = ALL_FORMATS) -> None:
         self.responder = responder
         self.model = model
+        self.formats = formats
         self.requests: list[dict[str, Any]] = []
         self._queue: deque[Reply | Responder] = deque()
         self._lock = threading.Lock()
@@ -174,9 +194,12 @@ class ScriptedLLMServer:
             return self._served
 
     def _next(self, body: dict[str, Any]) -> Reply:
+        refused = format_rejection(body, self.formats)
         with self._lock:
             self.requests.append(body)
             self._served += 1
+            if refused is not None:
+                return refused
             item = self._queue.popleft() if self._queue else None
         if item is None:
             if self.responder is None:
@@ -212,6 +235,29 @@ class ScriptedLLMServer:
         elif reply.usage is not None:
             payload["usage"] = reply.usage
         return payload
+
+
+def format_variant(body: dict[str, Any]) -> str:
+    """Which ``response_format`` variant ``body`` asks for (``text`` when it names none)."""
+    fmt = body.get("response_format") or {"type": "text"}
+    kind = str(fmt.get("type"))
+    return "json_object_schema" if kind == "json_object" and "schema" in fmt else kind
+
+
+def format_rejection(body: dict[str, Any], formats: frozenset[str]) -> Reply | None:
+    """The error a server accepting only ``formats`` answers ``body`` with, or None."""
+    variant = format_variant(body)
+    if variant in formats:
+        return None
+    if variant == "json_schema":
+        return Reply(status=500, error={"message": LLAMA_CPP_REJECTION,
+                                        "type": "internal_server_error", "param": None,
+                                        "code": None})
+    if variant == "json_object_schema":
+        return error_reply(400, "Unrecognized request argument supplied: schema",
+                           param="response_format.schema")
+    return error_reply(400, f"response_format of type {variant!r} is not supported by this model",
+                       param="response_format")
 
 
 def _handler_for(server: ScriptedLLMServer) -> type[BaseHTTPRequestHandler]:

@@ -35,6 +35,10 @@ def extract(
     batch_in: Annotated[
         Path | None, typer.Option("--batch-in", help="Ingest a Batch API output JSONL file.")
     ] = None,
+    limit: Annotated[
+        int | None,
+        typer.Option("--limit", min=1, help="Extract at most N pending segments this run."),
+    ] = None,
 ) -> None:
     """Extract concepts with verified evidence from the pending segments of the store."""
     if batch_out is not None and batch_in is not None:
@@ -42,6 +46,6 @@ def extract(
     settings = settings_from(ctx, llm_model=model, llm_base_url=base_url)
     report = extract_store(
         settings, offline=True if offline else None, dry_run=dry_run,
-        batch_out=batch_out, batch_in=batch_in, progress=True,
+        batch_out=batch_out, batch_in=batch_in, progress=True, limit=limit,
     )
     say(report.summary())

@@ -1,9 +1,10 @@
 """A structured-output client for any OpenAI-compatible endpoint (OpenAI, vLLM, Ollama, llama.cpp).
 
-``StructuredClient.complete`` sends a strict JSON schema as ``response_format``, validates the
-reply against the StrictBase model and returns the model, never a dict. Every HTTP attempt is a
-row in ``llm_calls``. Retries are ours (the openai client runs with ``max_retries=0``):
-repair retries feed the validation error back, transient errors back off exponentially.
+``StructuredClient.complete`` sends the schema as ``response_format`` (the strictest format the
+endpoint accepts, see ``pipeline.llm.ladder``), validates the reply against the StrictBase model
+and returns the model, never a dict. Every HTTP attempt is a row in ``llm_calls``. Retries are
+ours (the openai client runs with ``max_retries=0``): repair retries feed the validation error
+back, transient errors back off exponentially, errors no retry can fix fail at once.
 """
 
 from __future__ import annotations
@@ -21,7 +22,9 @@ from urllib.parse import urlsplit
 import openai
 
 from ontology import StrictBase, schema_hash, strict_json_schema, text_hash
-from pipeline.llm.errors import ExtractionFailed, LLMEndpointError
+from pipeline.llm.errors import ExtractionFailed, LLMEndpointError, StructuredOutputUnsupported
+from pipeline.llm.failures import OPTIONAL_PARAMS, classify_api_error
+from pipeline.llm.ladder import STEPS, Ladder, format_for, messages_for
 from pipeline.llm.tokens import count_message_tokens, count_tokens
 from pipeline.llm.validate import Invalid, Valid, validate_reply
 from pipeline.settings import Settings
@@ -40,9 +43,6 @@ __all__ = [
 
 M = TypeVar("M", bound=StrictBase)
 
-# Parameters some servers or models reject; on a 400 naming one, it is dropped for this client.
-OPTIONAL_PARAMS = ("reasoning_effort", "temperature", "max_completion_tokens")
-_ENDPOINT_STATUSES = {401: "auth_error", 403: "auth_error", 404: "not_found"}
 REPAIR_PROMPT = (
     "Your reply was rejected ({error_class}): {detail}\n"
     "Reply again with only the JSON object, following the schema exactly."
@@ -60,7 +60,8 @@ class Completed(Generic[M]):
 
 @dataclass
 class _Outcome:
-    """What one attempt came to; ``kind`` is ok | invalid | transient | unsupported | fatal."""
+    """What one attempt came to; ``kind`` is ok | invalid | transient | unsupported |
+    unsupported_format | fatal."""
 
     kind: str
     error_class: str | None = None
@@ -69,6 +70,7 @@ class _Outcome:
     retry_after: float | None = None
     value: Any = None
     call_id: str = ""
+    step: str = STEPS[0]
 
 
 @dataclass
@@ -86,18 +88,10 @@ def host_of(base_url: str | None) -> str:
     return parts.hostname + (f":{parts.port}" if parts.port else "") if parts.hostname else "?"
 
 
-@functools.lru_cache(maxsize=64)
 def response_format(model_cls: type[StrictBase]) -> dict[str, Any]:
-    """The strict structured-output ``response_format`` for ``model_cls`` (cached: treat it as
+    """The strict ``json_schema`` ``response_format`` for ``model_cls`` (cached: treat it as
     read-only)."""
-    return {
-        "type": "json_schema",
-        "json_schema": {
-            "name": model_cls.__name__,
-            "strict": True,
-            "schema": strict_json_schema(model_cls),
-        },
-    }
+    return format_for(STEPS[0], model_cls)
 
 
 def build_chat_body(
@@ -106,18 +100,25 @@ def build_chat_body(
     settings: Settings,
     dropped: frozenset[str] = frozenset(),
     model: str | None = None,
+    step: str = STEPS[0],
 ) -> dict[str, Any]:
-    """The ``/v1/chat/completions`` body: messages plus the strict ``response_format``."""
+    """The ``/v1/chat/completions`` body: messages plus the ``response_format`` of ``step``.
+
+    Below the first step the server is not OpenAI's: the completion limit is also sent under
+    its older name ``max_tokens``, which llama.cpp-style servers read.
+    """
     body: dict[str, Any] = {
         "model": model or settings.llm_model,
-        "messages": list(messages),
-        "response_format": response_format(model_cls),
+        "messages": messages_for(step, model_cls, messages),
+        "response_format": format_for(step, model_cls, settings.llm_grammar_max_items),
         "temperature": settings.llm_temperature,
     }
     if settings.llm_reasoning_effort is not None:
         body["reasoning_effort"] = settings.llm_reasoning_effort
     if settings.llm_max_completion_tokens is not None:
         body["max_completion_tokens"] = settings.llm_max_completion_tokens
+        if step != STEPS[0]:
+            body["max_tokens"] = settings.llm_max_completion_tokens
     for name in dropped:
         body.pop(name, None)
     return body
@@ -152,6 +153,7 @@ class StructuredClient:
             timeout=settings.llm_timeout_s,
             max_retries=0,
         )
+        self.ladder = Ladder(self.host, log)
         self._dropped: set[str] = set()
         self._lock = threading.Lock()
         self._local = threading.local()
@@ -185,20 +187,37 @@ class StructuredClient:
         model: str | None = None,
     ) -> Completed[M]:
         """Like ``complete``, with the id of the ``llm_calls`` row and the attempt count."""
-        budget = _Budget(conversation=list(messages), model=model)
+        budget = _Budget(conversation=list(messages), model=model or self.settings.llm_model)
+        refused = self.ladder.exhausted(str(budget.model))
+        if refused is not None:  # every format was refused already: no request can succeed
+            raise StructuredOutputUnsupported(self.base_url, str(budget.model), refused)
         while True:
             budget.attempt += 1
             out = self._attempt(model_cls, budget, segment_id)
             if out.kind == "ok":
+                self.ladder.confirm(str(budget.model), out.step)
                 self._local.call_id = out.call_id
                 return Completed(out.value, out.call_id, budget.attempt)
             self._after_failure(out, budget, segment_id)
+
+    @property
+    def base_url(self) -> str:
+        return self.settings.llm_base_url or "https://api.openai.com/v1"
+
+    def structured_output(self, model: str | None = None) -> str:
+        """The ladder step the next call for ``model`` will use."""
+        return self.ladder.step(model or self.settings.llm_model)
 
     def _after_failure(self, out: _Outcome, budget: _Budget, segment_id: str | None) -> None:
         """Decide the next step after a failed attempt, or raise when a bound is reached."""
         error_class = out.error_class or "error"
         if out.kind == "unsupported":
             return  # the parameter is dropped; retrying without it costs no budget
+        if out.kind == "unsupported_format":
+            # The next step of the ladder; at most len(STEPS) - 1 of these per call.
+            if self.ladder.step_down(str(budget.model), out.step, out.detail) is None:
+                raise StructuredOutputUnsupported(self.base_url, str(budget.model), out.detail)
+            return
         if out.kind == "transient" and budget.transient < self.settings.llm_max_retries:
             self._sleep(self._delay(budget.transient, out.retry_after))
             budget.transient += 1
@@ -221,9 +240,10 @@ class StructuredClient:
         budget: _Budget,
         segment_id: str | None,
     ) -> _Outcome:
-        attempt = budget.attempt
+        attempt, step = budget.attempt, self.ladder.step(str(budget.model))
         body = build_chat_body(
-            model_cls, budget.conversation, self.settings, self.dropped_params, budget.model
+            model_cls, budget.conversation, self.settings, self.dropped_params, budget.model,
+            step,
         )
         started = time.perf_counter()
         try:
@@ -231,16 +251,15 @@ class StructuredClient:
         except openai.APIError as exc:
             latency = (time.perf_counter() - started) * 1000
             out = self._api_failure(exc, body)
+            out.step = step
             self._record(model_cls, body, segment_id, attempt, out, None, latency)
-            if out.kind == "fatal" and out.error_class in _ENDPOINT_STATUSES.values():
-                raise LLMEndpointError(
-                    self.settings.llm_base_url or "https://api.openai.com/v1",
-                    getattr(exc, "status_code", None),
-                    out.detail,
-                ) from exc
+            if out.kind == "endpoint":
+                status = getattr(exc, "status_code", None)
+                raise LLMEndpointError(self.base_url, status, out.detail) from exc
             return out
         latency = (time.perf_counter() - started) * 1000
         out = self._judge(model_cls, completion)
+        out.step = step
         out.call_id = self._record(model_cls, body, segment_id, attempt, out, completion, latency)
         return out
 
@@ -265,31 +284,12 @@ class StructuredClient:
         return _Outcome("invalid", verdict.error_class, verdict.detail, reply=text or refusal)
 
     def _api_failure(self, exc: openai.APIError, body: dict[str, Any]) -> _Outcome:
-        if isinstance(exc, openai.APITimeoutError):
-            limit = self.settings.llm_timeout_s
-            return _Outcome("transient", "timeout", f"no reply within {limit}s")
-        if isinstance(exc, openai.APIConnectionError):
-            return _Outcome("transient", "connection_error", str(exc))
-        if not isinstance(exc, openai.APIStatusError):
-            return _Outcome("fatal", "api_error", str(exc))
-        status, detail = exc.status_code, _status_detail(exc)
-        if status == 429:
-            return _Outcome("transient", "rate_limited", detail, retry_after=_retry_after(exc))
-        if status in (408, 409):  # request timeout, conflict: worth another try
-            name = "timeout" if status == 408 else "server_error"
-            return _Outcome("transient", name, detail, retry_after=_retry_after(exc))
-        if status >= 500:
-            return _Outcome("transient", "server_error", detail, retry_after=_retry_after(exc))
-        if status in _ENDPOINT_STATUSES:
-            return _Outcome("fatal", _ENDPOINT_STATUSES[status], detail)
-        if status == 400:
-            named = f"{detail} {_error_param(exc)}"
-            for name in OPTIONAL_PARAMS:
-                if name in body and name in named:
-                    with self._lock:
-                        self._dropped.add(name)
-                    return _Outcome("unsupported", "unsupported_parameter", detail)
-        return _Outcome("fatal", "bad_request", detail)
+        failure = classify_api_error(exc, body, self.settings.llm_timeout_s)
+        if failure.drop is not None:
+            with self._lock:
+                self._dropped.add(failure.drop)
+        return _Outcome(failure.kind, failure.error_class, failure.detail,
+                        retry_after=failure.retry_after)
 
     def _record(
         self,
@@ -321,6 +321,7 @@ class StructuredClient:
                 status=status,  # type: ignore[arg-type]
                 error_class=out.error_class,
                 error_detail=out.detail or None,
+                structured_output=out.step,
             )
         )
 
@@ -346,7 +347,8 @@ def usage_tokens(
     done = getattr(usage, "completion_tokens", None)
     if isinstance(prompt, int) and isinstance(done, int):
         return prompt, done, False
-    schema = body["response_format"]["json_schema"]["schema"]
+    fmt = body["response_format"]
+    schema = fmt.get("json_schema", {}).get("schema") or fmt.get("schema")
     return count_message_tokens(body["messages"], schema), count_tokens(reply or ""), True
 
 
@@ -358,34 +360,3 @@ def _repair_messages(out: _Outcome) -> list[dict[str, Any]]:
             "content": REPAIR_PROMPT.format(error_class=out.error_class, detail=out.detail),
         },
     ]
-
-
-def _status_detail(exc: openai.APIStatusError) -> str:
-    body = exc.body
-    if isinstance(body, dict):
-        error = body.get("error", body)
-        message = error.get("message") if isinstance(error, dict) else error
-        if message:
-            return f"HTTP {exc.status_code}: {message}"[:2000]
-    return f"HTTP {exc.status_code}: {exc.message}"[:2000]
-
-
-def _error_param(exc: openai.APIStatusError) -> str:
-    """The ``param`` an OpenAI-style error body names (``{"error": {"param": ...}}``), or ''."""
-    body = exc.body
-    error = body.get("error", body) if isinstance(body, dict) else None
-    param = error.get("param") if isinstance(error, dict) else None
-    return str(param or "")
-
-
-def _retry_after(exc: openai.APIStatusError) -> float | None:
-    headers = exc.response.headers
-    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
-        value = headers.get(name)
-        if value is None:
-            continue
-        try:
-            return max(0.0, float(value) * scale)
-        except ValueError:
-            continue  # an HTTP date: fall back to our own backoff
-    return None

@@ -28,6 +28,11 @@ class LLMExtractor:
     def last_call_id(self) -> str | None:
         return getattr(self._local, "call_id", None)
 
+    @property
+    def structured_output(self) -> str:
+        """The structured-output ladder step this endpoint and model are on."""
+        return self.client.structured_output(self.model)
+
     def extract(self, request: ExtractionRequest) -> ExtractionResult:
         self._local.call_id = None
         done = self.client.complete_logged(

@@ -315,7 +315,7 @@ def test_request_timeout_status_is_transient(
 def test_other_bad_requests_are_not_retried(
     client: StructuredClient, llm_server: ScriptedLLMServer, staging: StagingStore
 ) -> None:
-    llm_server.script(error_reply(400, "context length exceeded"), json_reply(GOOD))
+    llm_server.script(error_reply(400, "'messages' must be a non-empty array"), json_reply(GOOD))
     with pytest.raises(ExtractionFailed, match="bad_request"):
         complete(client)
     assert len(llm_server.requests) == 1

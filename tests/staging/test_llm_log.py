@@ -10,7 +10,13 @@ from typing import Any
 import pytest
 
 from staging import StagingStore
-from staging.llm_log import LLMCallLog, LLMCallRecord, llm_call_counts
+from staging.llm_log import (
+    Capability,
+    LLMCallLog,
+    LLMCallRecord,
+    llm_call_counts,
+    llm_capabilities,
+)
 
 
 @pytest.fixture
@@ -90,3 +96,35 @@ def test_in_memory_store_shares_its_connection() -> None:
     assert log.db is store.db and store.count("llm_calls") == 1
     log.close()
     assert store.count("llm_calls") == 1  # closing the log leaves the store's connection open
+
+
+def test_capabilities_are_replaced_per_endpoint_and_model(staging: StagingStore) -> None:
+    run = staging.start_run("extract", {}, "t", "u", "a")
+    with LLMCallLog(staging, run) as log:
+        assert log.capability("h:1", "m") is None
+        log.remember_capability(Capability("h:1", "m", "json_object_schema", False, "HTTP 500"))
+        log.remember_capability(Capability("h:1", "m", "json_object_schema", True, "HTTP 500"))
+        log.remember_capability(Capability("h:2", "m", "json_schema", True, None))
+        assert log.capability("h:1", "m") == Capability(
+            "h:1", "m", "json_object_schema", True, "HTTP 500")
+        log.record(record(structured_output="json_object_schema"))
+    assert [cap.base_url_host for cap in llm_capabilities(staging)] == ["h:1", "h:2"]
+    row = staging.db.execute("SELECT run_id, writer FROM llm_capabilities").fetchone()
+    assert tuple(row) == (run.id, "llm-client")
+    [step] = staging.db.execute("SELECT structured_output FROM llm_calls").fetchone()
+    assert step == "json_object_schema"
+
+
+def test_a_store_made_before_the_ladder_gains_it(tmp_path: Path) -> None:
+    from staging.db import apply_migrations, open_database
+    from staging.staging_schema import STAGING_MIGRATIONS
+
+    db = open_database(tmp_path / "old.db")
+    apply_migrations(db, STAGING_MIGRATIONS[:1])
+    db.conn.close()
+    store = StagingStore.open(tmp_path / "old.db")
+    try:
+        columns = {c.name for c in store.db.table("llm_calls").columns}
+        assert "structured_output" in columns and store.db.table("llm_capabilities").exists()
+    finally:
+        store.close()
