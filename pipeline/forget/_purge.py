@@ -92,6 +92,9 @@ def purge_source(db: sqlite_utils.Database, message_ids: Sequence[str]) -> dict[
                 counts["quarantine"] += db.execute(
                     "DELETE FROM quarantine WHERE source_sha256 = ? AND NOT EXISTS (SELECT 1"
                     " FROM sources WHERE sha256 = ?)", [sha[0], sha[0]]).rowcount
+                if db.execute("SELECT 1 FROM sqlite_master WHERE name = 'repairs'").fetchone():
+                    db.execute("DELETE FROM repairs WHERE source_sha256 = ? AND NOT EXISTS"
+                               " (SELECT 1 FROM sources WHERE sha256 = ?)", [sha[0], sha[0]])
     return counts
 
 
