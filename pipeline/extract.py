@@ -34,6 +34,7 @@ from pipeline.settings import Settings
 from staging import Run, StagingStore, transaction
 from staging.concept_repo import ConceptRepo, MentionRow
 from staging.lock import writes_store
+from staging.receipts import stage_receipt
 from staging.segments_repo import SegmentsRepo
 
 __all__ = ["ExtractReport", "build_extractor", "extract_store"]
@@ -182,6 +183,7 @@ class _Stage:
         self.report.run_id = run.id
         try:
             self.report.segments_new = segment_store(self.source, self.staging, self.settings, run)
+            stage_receipt(self.staging.db, run, "segment", run.id, None)
             pending = self.segments.pending_segments()
             if self.limit is not None:
                 pending = pending[: max(0, self.limit)]
@@ -261,12 +263,16 @@ class _Stage:
                 self.report.segments_failed += 1
                 self.report.llm_failures[outcome.error_class] += 1
                 self.report.llm_failure_details[outcome.error_class] = outcome.detail
+                stage_receipt(self.staging.db, run, "extract", segment_id, None)
                 return
             inputs = self._store_extraction(run, work, outcome, label, call_id)
+            tally = MappingTally()
             if inputs:
                 tally = mapper.map_extraction(inputs, run.provenance("mapper"), work.scope())
                 self.report.mapping.add(tally)
             self.segments.mark(segment_id, "extracted" if work.request.messages else "skipped")
+            stage_receipt(self.staging.db, run, "extract", segment_id, outcome)
+            stage_receipt(self.staging.db, run, "map", stable_id("ex", segment_id, label), tally)
         if work.request.messages:
             self.report.segments_done += 1
         else:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import math
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -10,6 +11,7 @@ from typing import Any
 
 from gardener.plans import Plan
 from gardener.service import GardenOptions, GardenReport, garden, revert_plan
+from ontology import stable_id
 from pipeline.embeddings import build_embedder
 from pipeline.errors import ConfigurationError, MissingExtraError
 from pipeline.settings import Settings
@@ -18,6 +20,7 @@ from staging import StagingStore
 from staging.errors import StoreNotFound
 from staging.gardener_repo import GardenerRepo
 from staging.lock import writes_store
+from staging.receipts import unit_receipts
 
 __all__ = ["check_trials", "garden_store", "parse_params", "revert_store", "summary_lines"]
 
@@ -118,7 +121,7 @@ def garden_store(
                 reassign_outliers=reassign_outliers,
                 labeler=labeler,
             )
-            return garden(
+            report = garden(
                 staging,
                 build_embedder(settings),
                 seed=settings.garden_seed if seed is None else seed,
@@ -128,6 +131,12 @@ def garden_store(
                 pinned_params=pinned,
                 options=options,
             )
+        if report.run_id is not None:
+            units = [(p.id, stable_id("plan", json.dumps(p.to_dict(), sort_keys=True,
+                                                           default=str)))
+                     for p in report.plans if p.id in report.applied]
+            unit_receipts(staging.db, report.run_id, "garden", units)
+        return report
     finally:
         staging.close()
 

@@ -57,6 +57,7 @@ from pipeline.importers import (
     detect,
     iter_records,
 )
+from pipeline.policy import admit_ingest
 from pipeline.settings import Settings
 from staging import ImportCounts, QuarantinedRecord, RepairedValue, SourceStore, transaction
 from staging.lock import writes_store
@@ -393,4 +394,5 @@ def ingest_paths(
                 tracker.offset += export.size
     finally:
         store.close()
+    admit_ingest(settings, report.files)  # write policy + receipts (pipeline.policy)
     return report

@@ -24,6 +24,7 @@ from graph import (
 )
 from graph.readonly import write_clauses
 from pipeline.errors import ConfigurationError
+from pipeline.policy import ReadFilter, record_read
 from pipeline.settings import Settings
 from staging.db import utc_now
 from staging.lock import require_store
@@ -65,6 +66,40 @@ def _ask(settings: Settings, backend: str | None, question: Callable[[GraphStore
         return question(graph)
 
 
+def _reader(settings: Settings) -> ReadFilter:
+    require_store(settings.store)
+    return ReadFilter.of(settings)
+
+
+def _require_visible(visible: set[str], kind: str, node_id: str) -> None:
+    """An id the reader may not see is reported exactly like one that does not exist."""
+    if node_id not in visible:
+        raise GraphError(f"{kind} {node_id!r} is not in the graph", _SYNC_HINT)
+
+
+def _ids_in(value: Any, scopes: list[tuple[str, str]]) -> Iterator[str]:
+    if isinstance(value, dict):
+        if "user_scope" in value and "assistant_scope" in value:
+            scopes.append((str(value["user_scope"]), str(value["assistant_scope"])))
+        for item in value.values():
+            yield from _ids_in(item, scopes)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _ids_in(item, scopes)
+    elif isinstance(value, str) and value.startswith(("msg_", "c_", "conv_")):
+        yield value
+
+
+def _visible_rows(seen: ReadFilter, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    named: list[tuple[dict[str, Any], set[str], list[tuple[str, str]]]] = []
+    for row in rows:
+        scopes: list[tuple[str, str]] = []
+        named.append((row, set(_ids_in(row, scopes)), scopes))
+    shown = seen.ids(i for _, ids, _ in named for i in ids)
+    return [row for row, ids, scopes in named
+            if ids <= shown and all(scope == seen.scope for scope in scopes)]
+
+
 def _require(graph: GraphStore, label: str, node_id: str) -> None:
     known = (graph.concept_history(node_id) is not None if label == "Concept"
              else bool(graph.window(node_id, 0)))
@@ -81,7 +116,13 @@ def concept_evidence(
         _require(graph, "Concept", concept_id)
         return distinct_spans(graph.evidence_for_concept(concept_id))
 
-    return _ask(settings, backend, ask)
+    seen = _reader(settings)
+    _require_visible(seen.concepts([concept_id]), "concept", concept_id)
+    rows = _ask(settings, backend, ask)
+    shown = seen.messages(r.message_id for r in rows)
+    visible = [r for r in rows if r.message_id in shown]
+    record_read(settings, "lineage", concept_id, [concept_id], [r.message_id for r in visible])
+    return visible
 
 
 def distinct_spans(rows: Sequence[EvidenceRow]) -> list[EvidenceRow]:
@@ -106,7 +147,11 @@ def message_concepts(
         _require(graph, "Message", message_id)
         return graph.concepts_for_message(message_id)
 
-    return _ask(settings, backend, ask)
+    seen = _reader(settings)
+    _require_visible(seen.messages([message_id]), "message", message_id)
+    refs = _ask(settings, backend, ask)
+    shown = seen.concepts(r.concept_id for r in refs)
+    return [r for r in refs if r.concept_id in shown]
 
 
 def message_window(
@@ -119,7 +164,11 @@ def message_window(
         _require(graph, "Message", message_id)
         return graph.window(message_id, n)
 
-    return _ask(settings, backend, ask)
+    seen = _reader(settings)
+    _require_visible(seen.messages([message_id]), "message", message_id)
+    window = _ask(settings, backend, ask)
+    shown = seen.messages(w.message_id for w in window)
+    return [w for w in window if w.message_id in shown]
 
 
 def concept_history(
@@ -133,7 +182,14 @@ def concept_history(
             )
         return history
 
-    return _ask(settings, backend, ask)
+    seen = _reader(settings)
+    _require_visible(seen.concepts([concept_id]), "concept", concept_id)
+    history = _ask(settings, backend, ask)
+    linked = seen.concepts([*history.merged_into, *history.merged_from, *history.split_into,
+                            *history.split_from])
+    return dataclasses.replace(
+        history, **{name: tuple(i for i in getattr(history, name) if i in linked)
+                    for name in ("merged_into", "merged_from", "split_into", "split_from")})
 
 
 def state_as_of(
@@ -149,7 +205,14 @@ def state_as_of(
     """
     at = _timestamp(timestamp)
     believed = _timestamp(believed_at or utc_now())
-    return _ask(settings, backend, lambda g: g.as_of(at, believed))
+    state = _ask(settings, backend, lambda g: g.as_of(at, believed))
+    shown = _reader(settings).concepts(
+        [c.concept_id for c in state.concepts]
+        + [i for r in state.relations for i in (r.source_id, r.target_id)])
+    return dataclasses.replace(
+        state, concepts=tuple(c for c in state.concepts if c.concept_id in shown),
+        relations=tuple(r for r in state.relations
+                        if r.source_id in shown and r.target_id in shown))
 
 
 def _timestamp(value: str) -> str:
@@ -191,6 +254,10 @@ def run_cypher(
 ) -> list[dict[str, Any]]:
     """The power-user passthrough: the query text as given, values only as parameters.
 
+    Rows that name (by id, or as a node with scope properties) a message, concept or
+    conversation the reader may not see (other scope, expired) are dropped. A query that
+    returns bare texts without any id or node is not filterable: `cypher` is an operator tool.
+
     Read-only unless ``write``: the query may not use a write or file clause, and the engine
     is opened read-only. The embedded graph is derived data and never written this way (the
     next sync would undo it; ``verify`` reports it as drift); ``write`` is for Neo4j only.
@@ -211,7 +278,8 @@ def run_cypher(
                                    if name == "neo4j" else ""),
         )
     with _graph(settings, backend, read_only=not write) as graph:
-        return graph.run_cypher(query, params or {})
+        rows = graph.run_cypher(query, params or {})
+    return _visible_rows(_reader(settings), rows)
 
 
 def as_json(value: Any) -> Any:

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Protocol
 
 from pipeline.extract import extract_store
+from pipeline.forget import compact_expired
 from pipeline.garden import garden_store
 from pipeline.ingest import ingest_paths
 from pipeline.settings import Settings
@@ -59,6 +60,7 @@ STAGES: list[Stage] = [
     Stage("extract", _extract),
     Stage("garden", lambda settings, options: garden_store(settings)),
     Stage("sync", lambda settings, options: sync_store(settings, progress=options.progress)),
+    Stage("compact", lambda settings, options: compact_expired(settings)),  # retention expiry
 ]
 
 

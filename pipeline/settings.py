@@ -103,6 +103,15 @@ class Settings(BaseSettings):
     garden_merge_threshold: float = 0.92
     garden_decay_after_days: int = 180
 
+    # -- write policy (seed 003) ---------------------------------------------------------------
+    sensitivity_default: Literal["public", "internal", "personal", "restricted"] = "internal"
+    # extra rules {"class:name": "regex"}; per-source overrides {"glob on source path": class}
+    sensitivity_patterns: dict[str, str] = Field(default_factory=dict)
+    sensitivity_source_overrides: dict[str, str] = Field(default_factory=dict)
+    # retention per class in days (a class not named here is kept until forgotten)
+    retention_days: dict[str, int] = Field(default_factory=dict)
+    consent_ref: str | None = None
+
     @property
     def source_db(self) -> Path:
         return self.store / "source.db"

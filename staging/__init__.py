@@ -2,10 +2,11 @@
 
 from staging.db import Migration, apply_migrations, execute_script, open_database, transaction
 from staging.source_store import ImportCounts, QuarantinedRecord, RepairedValue, SourceStore
-from staging.staging_store import Provenance, Run, StagingStore
+from staging.staging_store import InvalidProvenance, Provenance, Run, StagingStore
 
 __all__ = [
     "ImportCounts",
+    "InvalidProvenance",
     "Migration",
     "Provenance",
     "QuarantinedRecord",

@@ -100,7 +100,49 @@ def _repairs(db: sqlite_utils.Database) -> None:
     )
 
 
+def _trust_policy(db: sqlite_utils.Database) -> None:
+    execute_script(
+        db,
+        """
+        -- Write policy per message (seed 003): sensitivity class assigned at ingest by rules
+        -- and settings, retention evaluated at read time, redaction as a state transition.
+        CREATE TABLE message_policy (
+            message_id TEXT PRIMARY KEY,
+            sensitivity TEXT NOT NULL,       -- public | internal | personal | restricted
+            reasons TEXT NOT NULL DEFAULT '[]',  -- JSON list of rule names (never the text)
+            expires_at TEXT,                 -- NULL: kept until forgotten
+            basis TEXT NOT NULL DEFAULT 'indefinite',  -- session|consent|contract|indefinite
+            consent_ref TEXT,
+            redaction_state TEXT NOT NULL DEFAULT 'none',  -- none | applied | required
+            redacted_fields TEXT NOT NULL DEFAULT '[]',
+            writer TEXT NOT NULL,
+            written_at TEXT NOT NULL
+        );
+        CREATE INDEX idx_message_policy_expires ON message_policy(expires_at);
+
+        -- Content-free ingest receipts (same shape as the staging ``receipts``): ingest writes
+        -- only this file, so its boundary is recorded here, beside the source of truth.
+        CREATE TABLE receipts (
+            id TEXT PRIMARY KEY,
+            run_id TEXT NOT NULL,
+            user_scope TEXT NOT NULL,
+            assistant_scope TEXT NOT NULL,
+            stage TEXT NOT NULL,
+            target TEXT NOT NULL,
+            version TEXT NOT NULL,
+            source_version TEXT NOT NULL,
+            status TEXT NOT NULL,
+            at_utc TEXT NOT NULL,
+            depends_on_version TEXT,
+            worker TEXT,
+            counts TEXT NOT NULL DEFAULT '{}'
+        );
+        """,
+    )
+
+
 SOURCE_MIGRATIONS: list[Migration] = [
     Migration("0001_initial", _initial),
     Migration("0002_hostile_repairs", _repairs),
 ]
+SOURCE_MIGRATIONS.append(Migration("0003_trust_policy", _trust_policy))

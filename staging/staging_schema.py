@@ -306,8 +306,45 @@ def _llm_capabilities(db: sqlite_utils.Database) -> None:
     )
 
 
+def _trust_receipts(db: sqlite_utils.Database) -> None:
+    execute_script(
+        db,
+        """
+        -- Content-free lineage receipts, one per stage boundary crossed by a unit (seed 000):
+        -- ids, scopes, versions (hashes or revisions), status and time; never text.
+        CREATE TABLE receipts (
+            id TEXT PRIMARY KEY,
+            run_id TEXT NOT NULL,
+            user_scope TEXT NOT NULL,
+            assistant_scope TEXT NOT NULL,
+            stage TEXT NOT NULL,             -- ingest|segment|extract|map|garden|sync|search|...
+            target TEXT NOT NULL,            -- stable id of the unit
+            version TEXT NOT NULL,           -- content hash or revision of the unit
+            source_version TEXT NOT NULL,    -- code version + config hash
+            status TEXT NOT NULL,            -- started|waiting|committed|verified|failed
+            at_utc TEXT NOT NULL,
+            depends_on_version TEXT,         -- JSON {id: version} (retrieval)
+            worker TEXT,                     -- host:pid of the writer
+            counts TEXT NOT NULL DEFAULT '{}'  -- JSON {name: int}
+        );
+        CREATE INDEX idx_receipts_run ON receipts(run_id);
+        CREATE INDEX idx_receipts_target ON receipts(stage, target);
+
+        -- Ids removed by `conceptmem forget` (stable hashes, content-free), so that `doctor`
+        -- can tell a deletion from a loss and find a deleted id still visible on a read path.
+        CREATE TABLE forgotten (
+            id TEXT NOT NULL,
+            kind TEXT NOT NULL,              -- message|conversation|source|concept|...
+            receipt_id TEXT NOT NULL,
+            PRIMARY KEY (id, kind)
+        );
+        """,
+    )
+
+
 STAGING_MIGRATIONS: list[Migration] = [
     Migration("0001_initial", _initial),
     Migration("0002_topics_hierarchy", _topics_hierarchy),
     Migration("0003_llm_capabilities", _llm_capabilities),
 ]
+STAGING_MIGRATIONS.append(Migration("0004_trust_receipts", _trust_receipts))

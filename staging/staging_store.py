@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,9 +16,10 @@ import sqlite_utils
 
 from ontology import stable_id
 from staging.db import apply_migrations, open_database, transaction, utc_now
+from staging.errors import StagingError
 from staging.staging_schema import STAGING_MIGRATIONS
 
-__all__ = ["Provenance", "Run", "StagingStore"]
+__all__ = ["InvalidProvenance", "Provenance", "Run", "StagingStore"]
 
 
 @dataclass(frozen=True)
@@ -41,6 +43,19 @@ class Provenance:
     writer: str
     written_at: str
 
+    def __post_init__(self) -> None:
+        """Checked at the write boundary: a derived row never lands without its provenance."""
+        missing = [name for name in ("run_id", "user_scope", "assistant_scope", "writer",
+                                     "written_at") if not getattr(self, name)]
+        if missing:
+            raise InvalidProvenance(f"provenance without {', '.join(missing)}")
+        try:
+            aware = datetime.fromisoformat(self.written_at).tzinfo is not None
+        except ValueError:
+            aware = False
+        if not aware:
+            raise InvalidProvenance(f"written_at {self.written_at!r} is not a tz-aware time")
+
     def columns(self) -> dict[str, str]:
         return {
             "run_id": self.run_id,
@@ -49,6 +64,19 @@ class Provenance:
             "writer": self.writer,
             "written_at": self.written_at,
         }
+
+
+def _receipt(db: sqlite_utils.Database, run: Run, status: str) -> None:
+    from staging.receipts import run_receipt  # receipts imports this module
+
+    run_receipt(db, run, status)
+
+
+class InvalidProvenance(StagingError):
+    """A write without complete provenance, rejected before anything is stored."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason, "build provenance with Run.provenance(writer)")
 
 
 class StagingStore:
@@ -91,7 +119,9 @@ class StagingStore:
                     "error": None,
                 }
             )
-        return Run(run_id, stage, user_scope, assistant_scope)
+            run = Run(run_id, stage, user_scope, assistant_scope)
+            _receipt(self.db, run, "started")
+        return run
 
     def finish_run(
         self, run: Run, status: str, stats: dict[str, Any] | None = None, error: str | None = None
@@ -106,6 +136,7 @@ class StagingStore:
                     "error": error,
                 },
             )
+            _receipt(self.db, run, "committed" if status == "completed" else "failed")
 
     def count(self, table: str, where: str | None = None, params: list[Any] | None = None) -> int:
         sql = f"SELECT COUNT(*) FROM [{table}]" + (f" WHERE {where}" if where else "")

@@ -30,7 +30,7 @@ app = typer.Typer(
 
 # Each module defines register(app); one module per stage keeps this file small.
 COMMAND_MODULES = ("ingest", "stats", "extract", "run", "sync", "lineage", "garden",
-                   "search", "eval")
+                   "search", "eval", "forget", "doctor", "redact")
 
 
 @app.callback()

@@ -18,7 +18,9 @@ from staging import SourceStore, StagingStore
 
 
 def cli(settings: Settings, *args: str) -> int:
-    return main(["--store", str(settings.store), *args])
+    # read paths show only the reader's scope: read as the builder's user and assistant
+    return main(["--store", str(settings.store), "--user-scope", "user-a",
+                 "--assistant-scope", "asst", *args])
 
 
 @pytest.fixture
