@@ -120,7 +120,8 @@ cmd_start() {
   exec 9>"$HOME_DIR/.lock"
   flock 9
   local pid
-  if pid="$(running_pid)" && answers; then
+  # A busy server (one long generation) may not answer /v1/models at once: an open port is up.
+  if pid="$(running_pid)" && port_open; then
     log "already running (pid $pid) at $URL"
     return 0
   fi
@@ -184,7 +185,7 @@ cmd_stop() {
 
 cmd_status() {
   local pid
-  if pid="$(running_pid)" && answers; then
+  if pid="$(running_pid)" && port_open; then
     log "running (pid $pid) at $URL"
     return 0
   fi
@@ -195,7 +196,8 @@ cmd_status() {
 # Start for a test run owned by process $1; stop when it exits (only what we started here).
 cmd_ci() {
   local owner="${1:?usage: llama.sh ci OWNER_PID}"
-  if running_pid >/dev/null && answers; then
+  kill -0 "$owner" 2>/dev/null || { log "no process $owner to tie the server to"; return 2; }
+  if running_pid >/dev/null && port_open; then
     log "reusing the server at $URL"
     return 0
   fi

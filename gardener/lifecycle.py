@@ -1,16 +1,17 @@
 """Concept lifecycle plans: merge near-duplicates, split mixed concepts, decay stale ones.
 
-Every function here is pure: a ``GardenState`` (plus vectors) in, a ``Plan`` out. Nothing is
-deleted: merged and split concepts keep their rows, with state ``merged``/``split`` and links.
+Every function here is pure: a ``GardenState`` in, a ``Plan`` out. Nothing is deleted: merged
+and split concepts keep their rows, with state ``merged``/``split`` and links.
 
-* **Merge**: two live concepts are near-duplicates when their types are compatible (equal, or a
-  pair in ``COMPATIBLE_TYPES``), the cosine of their embeddings is >= ``threshold`` and their
-  names overlap (a shared normalized title/alias, or token Jaccard >= 0.5 between two names).
-  Groups are closed transitively; the survivor is the concept with the most evidence, then the
-  highest confidence, then the earliest ``first_seen``, then the smallest id. It takes the others'
-  titles and aliases, their evidence and their live relations; each other concept becomes
-  ``merged`` with ``merged_into`` and a MERGED_INTO link; every touched concept's
-  ``revision_count`` grows by one.
+* **Merge**: groups of live concepts that are one concept by the pair rule of
+  ``gardener.sameness`` (names, type compatibility, evidence overlap), grown by complete
+  linkage over each survivor's past and present members (``gardener.merging``: no hubs, at
+  most ``max_group`` members, a fixpoint). The survivor is never a generic or junk title while
+  a member has a real name; then the most evidence, the highest confidence, the earliest
+  ``first_seen``, the smallest id. It takes the others' titles and aliases (each name once),
+  their evidence and their live relations; each other concept becomes ``merged`` with
+  ``merged_into`` and a MERGED_INTO link; every touched concept's ``revision_count`` grows by
+  one.
 * **Split**: see ``gardener.splits``.
 * **Decay**: an active concept with at most ``max_evidence`` spans whose ``last_seen`` is older
   than ``after_days`` before the reference time (default ``now``) becomes ``weak``; a weak one
@@ -25,95 +26,89 @@ from collections.abc import Mapping
 from datetime import datetime, timedelta
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
+from gardener.merging import MAX_GROUP, Cluster, merge_groups
 from gardener.plans import Plan, RowChange, upsert_change
-from gardener.state import GardenState, Row
+from gardener.sameness import (
+    COMPATIBLE_TYPES,
+    ConceptFacts,
+    canonical,
+    credible_names,
+    is_generic,
+    is_junk,
+    types_compatible,
+)
+from gardener.state import LIVE_STATES, GardenState, Row
 from ontology import normalize_name, stable_id
 
 __all__ = [
     "COMPATIBLE_TYPES",
+    "merge_clusters",
     "plan_decay",
     "plan_id_for",
     "plan_merges",
     "types_compatible",
 ]
 
-COMPATIBLE_TYPES = frozenset({frozenset({"project", "goal"})})
-
-Vectors = Mapping[str, npt.NDArray[np.float32]]
-
 
 def plan_id_for(step: str, salt: str, actions: list[dict[str, Any]]) -> str:
     return stable_id("plan", step, salt, json.dumps(actions, sort_keys=True, default=str))
 
 
-def types_compatible(a: str, b: str) -> bool:
-    return a == b or frozenset({a, b}) in COMPATIBLE_TYPES
+def _aliases(row: Row) -> list[str]:
+    return list(json.loads(row["aliases"] or "[]"))
 
 
-def _names(row: Row) -> set[str]:
-    aliases = json.loads(row["aliases"] or "[]")
-    names = {normalize_name(row["title"])} | {normalize_name(alias) for alias in aliases}
-    return {name for name in names if name}
+def _roots(state: GardenState) -> dict[str, list[Row]]:
+    """Merged rows by the live concept their ``merged_into`` chain ends at."""
+    members: dict[str, list[Row]] = {}
+    concepts = state.table("concepts")
+    for row in sorted(concepts.values(), key=lambda r: r["id"]):
+        if row["state"] != "merged" or not row["merged_into"]:
+            continue
+        target, seen = concepts.get((row["merged_into"],)), {row["id"]}
+        while target is not None and target["state"] == "merged" and target["id"] not in seen:
+            seen.add(target["id"])
+            target = concepts.get((target["merged_into"],))
+        if target is not None and target["state"] in LIVE_STATES:
+            members.setdefault(target["id"], []).append(row)
+    return members
 
 
-def names_overlap(a: Row, b: Row) -> bool:
-    left, right = _names(a), _names(b)
-    if left & right:
-        return True
-    for x in left:
-        for y in right:
-            tx, ty = set(x.split()), set(y.split())
-            if len(tx & ty) / len(tx | ty) >= 0.5:
-                return True
-    return False
+def merge_clusters(state: GardenState, conversations: Mapping[str, str] | None = None
+                   ) -> list[Cluster]:
+    """One ``Cluster`` per live concept: its own names first, then its past members' facts.
 
-
-def _similar_pairs(
-    ids: list[str], vectors: Vectors, threshold: float, chunk: int = 2048
-) -> list[tuple[int, int, float]]:
-    """(i, j, cosine) for i < j with cosine >= threshold, computed in row chunks."""
-    matrix = np.stack([vectors[concept_id] for concept_id in ids]).astype(np.float32)
-    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True) + 1e-12
-    pairs = []
-    for start in range(0, len(ids), chunk):
-        sims = matrix[start : start + chunk] @ matrix.T
-        rows, cols = np.nonzero(sims >= threshold)
-        for r, c in zip(rows.tolist(), cols.tolist(), strict=True):
-            i = start + r
-            if i < c:
-                pairs.append((i, c, float(sims[r, c])))
-    return pairs
-
-
-def _groups(state: GardenState, vectors: Vectors, threshold: float) -> list[list[str]]:
-    live = [row for row in state.live_concepts() if row["id"] in vectors]
-    ids = [row["id"] for row in live]
-    if len(ids) < 2:
-        return []
-    parent = list(range(len(ids)))
-
-    def find(i: int) -> int:
-        while parent[i] != i:
-            parent[i] = parent[parent[i]]
-            i = parent[i]
-        return i
-
-    for i, j, _ in _similar_pairs(ids, vectors, threshold):
-        a, b = live[i], live[j]
-        if types_compatible(a["type"], b["type"]) and names_overlap(a, b):
-            parent[find(i)] = find(j)
-    groups: dict[int, list[str]] = {}
-    for index, concept_id in enumerate(ids):
-        groups.setdefault(find(index), []).append(concept_id)
-    return sorted((sorted(g) for g in groups.values() if len(g) > 1), key=lambda g: g[0])
+    A survivor's aliases include its members' names; only its own ones speak for it. Evidence
+    conversations (from ``conversations``, message id -> conversation id) are left unknown
+    when no mapping is given.
+    """
+    evidence = state.evidence_by_concept()
+    split_from = {row["to_concept_id"]: row["from_concept_id"]
+                  for row in state.table("concept_links").values()
+                  if row["kind"] == "split_into" and row.get("active", 1)}
+    past = _roots(state)
+    clusters = []
+    for row in state.live_concepts():
+        convs = None if conversations is None else frozenset(
+            conversations.get(span["message_id"], span["message_id"])
+            for span in evidence.get(row["id"], []))
+        members = past.get(row["id"], [])
+        theirs = {canonical(name) for m in members for name in [m["title"], *_aliases(m)]}
+        own = [alias for alias in _aliases(row) if canonical(alias) not in theirs]
+        head = ConceptFacts(row["title"], row["type"], credible_names(row["title"], own), convs,
+                            split_from.get(row["id"]))
+        rest = tuple(ConceptFacts(m["title"], m["type"], credible_names(m["title"], _aliases(m)),
+                                  convs, split_from.get(m["id"])) for m in members)
+        clusters.append(Cluster(row["id"], (head, *rest)))
+    return clusters
 
 
 def _survivor(members: list[Row], evidence_counts: Mapping[str, int]) -> Row:
+    """Never a generic or junk title while another member has a real name; then the most
+    evidence, the highest confidence, the earliest ``first_seen``, the smallest id."""
     def rank(row: Row) -> tuple[Any, ...]:
         return (
+            is_generic(row["title"]) or is_junk(row["title"]),
             -evidence_counts.get(row["id"], 0),
             -row["confidence"],
             row["first_seen"] or "9999",
@@ -208,16 +203,21 @@ def _merge_changes(
 
 
 def plan_merges(
-    state: GardenState, vectors: Vectors, *, threshold: float, now: datetime, salt: str = ""
+    state: GardenState,
+    *,
+    now: datetime,
+    conversations: Mapping[str, str] | None = None,
+    max_group: int = MAX_GROUP,
+    salt: str = "",
 ) -> Plan:
-    """Merge groups of near-duplicate live concepts into one survivor each."""
+    """Merge each group of live concepts that are one concept (``gardener.merging``) into one
+    survivor; ``conversations`` maps message ids to conversation ids for the overlap test."""
     stamp = now.isoformat()
     counts = {cid: len(rows) for cid, rows in state.evidence_by_concept().items()}
     actions: list[dict[str, Any]] = []
     chosen: list[tuple[Row, list[Row]]] = []
-    for group in _groups(state, vectors, threshold):
-        members = [state.concept(cid) for cid in group]
-        rows = [row for row in members if row is not None]
+    for group, why in merge_groups(merge_clusters(state, conversations), max_group=max_group):
+        rows = [row for row in (state.concept(cid) for cid in group) if row is not None]
         survivor = _survivor(rows, counts)
         others = [row for row in rows if row["id"] != survivor["id"]]
         chosen.append((survivor, others))
@@ -227,12 +227,14 @@ def plan_merges(
             "survivor_title": survivor["title"],
             "merged": [row["id"] for row in others],
             "merged_titles": [row["title"] for row in others],
-            "reason": f"compatible type, cosine >= {threshold}, overlapping names",
+            "reason": f"same concept ({why}), complete linkage",
         })
     plan_id = plan_id_for("merge", salt or stamp, actions)
     index = (state.evidence_by_concept(), _relations_by_concept(state))
     changes = [c for s, o in chosen for c in _merge_changes(state, s, o, plan_id, stamp, index)]
-    stats = {"merges": sum(len(o) for _, o in chosen), "groups": len(chosen)}
+    sizes = [len(o) + 1 for _, o in chosen]
+    stats = {"merges": sum(len(o) for _, o in chosen), "groups": len(chosen),
+             "largest_group": max(sizes, default=0)}
     return Plan(plan_id, "merge", actions, changes, stats)
 
 

@@ -20,6 +20,7 @@ import numpy.typing as npt
 from gardener.bitemporal import plan_invalidations
 from gardener.errors import PlanCheckFailed
 from gardener.lifecycle import plan_decay, plan_merges
+from gardener.merging import MAX_GROUP
 from gardener.objective import OBJECTIVE_DOC, ObjectiveWeights
 from gardener.plans import CHECKS, Plan, check_plan, validate_plan
 from gardener.splits import plan_splits, split_candidates
@@ -47,7 +48,7 @@ CODE_VERSION = "gardener-0.1"
 class GardenOptions:
     """Knobs beyond the seed/trials/now of ``garden``; defaults match ``Settings``."""
 
-    merge_threshold: float = 0.92
+    merge_max_group: int = MAX_GROUP
     decay_after_days: int = 180
     split_min_part: int = 2
     split_min_silhouette: float = 0.5
@@ -177,7 +178,7 @@ def garden(
     opts = options or GardenOptions()
     report = GardenReport(dry_run=dry_run)
     config = {"seed": seed, "trials": trials, "pinned": dict(pinned_params or {}),
-              "merge_threshold": opts.merge_threshold, "decay_days": opts.decay_after_days}
+              "merge_max_group": opts.merge_max_group, "decay_days": opts.decay_after_days}
     run = None if dry_run else staging.start_run(
         "garden", config, CODE_VERSION, opts.user_scope, opts.assistant_scope)
     prov = None if run is None else run.provenance("gardener")
@@ -197,9 +198,8 @@ def garden(
 
 def _steps(g: _Gardener, seed: int, trials: int, now: datetime,
            pinned: Mapping[str, Any] | None, opts: GardenOptions, salt: str) -> None:
-    ids, vectors = g.concept_vectors()
-    g.commit(plan_merges(g.state, dict(zip(ids, vectors, strict=True)),
-                         threshold=opts.merge_threshold, now=now, salt=salt))
+    g.commit(plan_merges(g.state, now=now, conversations=g.repo.message_conversations(),
+                         max_group=opts.merge_max_group, salt=salt))
     g.commit(plan_splits(g.state, g.quote_vectors(opts.split_min_part), now=now,
                          min_part=opts.split_min_part, min_silhouette=opts.split_min_silhouette,
                          salt=salt))

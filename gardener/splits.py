@@ -5,9 +5,14 @@ cut into two groups by average-linkage agglomerative clustering on cosine distan
 deterministic). The concept is split when each group has at least ``min_part`` spans and the
 cosine silhouette of the cut is at least ``min_silhouette`` (a scale-free measure of "clearly
 separated"). Each part is a new concept (id from the original id and its evidence ids, title
-suffixed with the part's top c-TF-IDF keyword) that keeps its evidence; the original becomes
-``split`` with SPLIT_INTO links. Reverting folds the parts back (state ``merged`` into the
-original) and restores the original exactly.
+suffixed with the part's top c-TF-IDF keyword that is not already a word of the title nor the
+other part's keyword) that keeps its evidence; the original becomes ``split`` with SPLIT_INTO
+links. Reverting folds the parts back (state ``merged`` into the original) and restores the
+original exactly.
+
+Splits and merges never undo each other, so gardening converges: a split part is not split
+again (its evidence is one side of a cut already judged), a merge survivor is not split (the
+merge rule found its members to be one concept), and the merge rule never joins split siblings.
 """
 
 from __future__ import annotations
@@ -24,9 +29,9 @@ from gardener.labels import ctfidf_keywords
 from gardener.lifecycle import plan_id_for
 from gardener.plans import Plan, RowChange, upsert_change
 from gardener.state import GardenState, Row
-from ontology import stable_id
+from ontology import normalize_name, stable_id
 
-__all__ = ["plan_splits", "split_candidates", "two_groups"]
+__all__ = ["part_keywords", "plan_splits", "split_candidates", "two_groups"]
 
 
 def two_groups(vectors: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.int64], float]:
@@ -42,14 +47,35 @@ def two_groups(vectors: npt.NDArray[np.float32]) -> tuple[npt.NDArray[np.int64],
     return labels, float(silhouette_score(vectors, labels, metric="cosine"))
 
 
+def _settled(state: GardenState) -> set[str]:
+    """Concepts a split must leave alone: split parts and merge survivors."""
+    parts = {row["to_concept_id"] for row in state.table("concept_links").values()
+             if row["kind"] == "split_into" and row.get("active", 1)}
+    survivors = {row["merged_into"] for row in state.table("concepts").values()
+                 if row["state"] == "merged" and row["merged_into"]}
+    return parts | survivors
+
+
 def split_candidates(state: GardenState, min_part: int) -> list[tuple[Row, list[Row]]]:
     """Live concepts with enough evidence to be split, with their evidence rows."""
     evidence = state.evidence_by_concept()
+    settled = _settled(state)
     return [
         (row, evidence[row["id"]])
         for row in state.live_concepts()
-        if len(evidence.get(row["id"], [])) >= 2 * min_part
+        if len(evidence.get(row["id"], [])) >= 2 * min_part and row["id"] not in settled
     ]
+
+
+def part_keywords(title: str, keywords: list[list[str]]) -> list[str]:
+    """One keyword per part: its best one not already a word of the title or taken."""
+    taken = set(normalize_name(title).split())
+    chosen = []
+    for words in keywords:
+        word = next((w for w in words if normalize_name(w) not in taken), "")
+        taken.add(normalize_name(word))
+        chosen.append(word)
+    return chosen
 
 
 def _part_row(original: Row, spans: list[Row], keyword: str, now: str) -> Row:
@@ -74,13 +100,15 @@ def _part_row(original: Row, spans: list[Row], keyword: str, now: str) -> Row:
 def _split_changes(
     state: GardenState, original: Row, groups: list[list[Row]], plan_id: str, now: str
 ) -> tuple[list[RowChange], list[Row]]:
-    keywords = ctfidf_keywords([[span["quote"] for span in group] for group in groups], top_n=1)
+    keywords = part_keywords(
+        original["title"],
+        ctfidf_keywords([[span["quote"] for span in group] for group in groups], top_n=8))
     before = {k: original[k] for k in ("state", "revision_count", "updated_at")}
     after = {"state": "split", "revision_count": original["revision_count"] + 1, "updated_at": now}
     changes = [RowChange("concepts", {"id": original["id"]}, before, after)]
     parts = []
     for group, words in zip(groups, keywords, strict=True):
-        part = _part_row(original, group, words[0] if words else "", now)
+        part = _part_row(original, group, words, now)
         parts.append(part)
         fold_back = {"state": "merged", "merged_into": original["id"]}
         values = {k: v for k, v in part.items() if k not in ("id", "created_at")}

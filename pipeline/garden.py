@@ -111,7 +111,6 @@ def garden_store(
             latest = GardenerRepo(staging.db).latest_seen()
             options = GardenOptions(
                 decay_reference=datetime.fromisoformat(latest) if latest else None,
-                merge_threshold=settings.garden_merge_threshold,
                 decay_after_days=settings.garden_decay_after_days,
                 user_scope=settings.user_scope,
                 assistant_scope=settings.assistant_scope,

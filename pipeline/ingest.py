@@ -15,9 +15,16 @@ Error policy (two levels):
 * **Record-level errors are quarantined**: a conversation or JSON line that cannot be converted
   inside an otherwise readable file is written to the ``quarantine`` table with the file, the
   record (index/line and id) and the reason, and every other record is stored. A re-import
-  does not duplicate quarantine rows.
+  does not duplicate quarantine rows. A record nested deeper than ``import_max_depth`` is
+  quarantined the same way (it is cut while streaming, so it never exhausts memory); a record
+  larger than ``import_max_record_mb`` stops the file (a JSON line that large is quarantined).
 * **A forced ``--format`` that rejects every record is a file-level error**: the file is not
   that format, so nothing of it (not even quarantine rows) is stored.
+* **Value-level problems are repaired and recorded**: a timestamp that is present but cannot
+  be a time (NaN, ``1e20``, negative, year 9999, not a number or string) is stored as null and
+  kept in the row's ``metadata.invalid_time`` (value and reason); a lone surrogate (half an
+  emoji) becomes U+FFFD. Each repair is a row of the ``repairs`` table (file, record, path,
+  reason; the original code point or value is in the reason).
 
 Ids are content-addressed (see :mod:`pipeline.importers.base`), so re-importing a file adds no
 rows, and a newer export of the same account adds only its new conversations and messages
@@ -40,9 +47,18 @@ from typing import IO, Protocol
 
 from ontology import Conversation, Message, Source, stable_id
 from pipeline.errors import ImportFormatError, InputFileError
-from pipeline.importers import READERS, Detected, ImportContext, Parsed, detect, iter_records
+from pipeline.importers import (
+    READERS,
+    Detected,
+    ImportContext,
+    Limits,
+    NumberOverflow,
+    Parsed,
+    detect,
+    iter_records,
+)
 from pipeline.settings import Settings
-from staging import ImportCounts, QuarantinedRecord, SourceStore, transaction
+from staging import ImportCounts, QuarantinedRecord, RepairedValue, SourceStore, transaction
 from staging.lock import writes_store
 
 __all__ = [
@@ -83,15 +99,17 @@ class IngestReport:
         lines = [
             f"Ingested {len(self.files)} file(s): {t.sources} new source(s),"
             f" {t.conversations} new conversation(s), {t.messages} new message(s)"
-            f" ({t.messages_updated} updated), {len(t.rejected)} record(s) quarantined"
+            f" ({t.messages_updated} updated), {t.rejected_count} record(s) quarantined,"
+            f" {t.repaired_count} value(s) repaired"
         ]
         for item in self.files:
             c = item.counts
             lines.append(
                 f"  {item.path} ({item.format}): +{c.conversations} conversations,"
-                f" +{c.messages} messages, {len(c.rejected)} quarantined"
+                f" +{c.messages} messages, {c.rejected_count} quarantined"
             )
             lines.extend(f"    quarantined {r.record}: {r.reason}" for r in c.rejected[:10])
+            lines.extend(f"    repaired {r.record} {r.path}: {r.reason}" for r in c.repaired[:10])
         return "\n".join(lines)
 
 
@@ -190,32 +208,62 @@ class _Batch:
             self.items, self.size = [], 0
 
 
+def _time_repairs(parsed: Parsed) -> Iterator[RepairedValue]:
+    """The timestamps the importer stored as null (recorded in ``metadata.invalid_time``)."""
+    conversation = parsed.conversation
+    record = f"conversation {conversation.external_id}"
+    for owner, metadata in [("conversation", conversation.metadata)] + [
+        (f"message {m.external_id}", m.metadata) for m in parsed.messages
+        if "invalid_time" in m.metadata
+    ]:
+        for name, bad in (metadata.get("invalid_time") or {}).items():
+            reason = f"timestamp {bad['value']!r}: {bad['reason']}; stored as null"
+            yield RepairedValue(record, f"{owner}.{name}", reason)
+
+
 def _store_records(
     store: SourceStore, source: Source, ctx: ImportContext, f: IO[bytes],
-    detected: Detected, on_progress: _Progress, forced: bool = False,
+    detected: Detected, on_progress: _Progress, limits: Limits, tag_numbers: bool = False,
+    forced: bool = False,
 ) -> ImportCounts:
     counts = ImportCounts(sources=int(store.add_source(source)))
     batch = _Batch(store, counts)
-    records = iter_records(Path(source.path), f, detected.container)
-    kept = 0
+    repairs: list[RepairedValue] = []
+    records = iter_records(Path(source.path), f, detected.container, limits, repairs,
+                           tag_numbers)
+    kept, held = 0, list[QuarantinedRecord]()  # quarantine rows in batches: there may be 1e6
     for item in READERS[source.format](records, ctx):
         if isinstance(item, QuarantinedRecord):
-            counts.quarantined += int(store.add_quarantine(source, item))
-            counts.rejected.append(item)
+            counts.reject(item)
+            held.append(item)
+            if len(held) >= _BATCH_MESSAGES:
+                counts.quarantined += store.add_quarantines(source, held)
+                held = []
         else:
             kept += 1
             batch.add(item)
+            repairs.extend(_time_repairs(item))
+        if repairs:
+            for repair in repairs:
+                store.add_repair(source, repair)
+                counts.repair(repair)
+            repairs.clear()
         on_progress(f.tell())
     batch.flush()
+    counts.quarantined += store.add_quarantines(source, held)
     if forced and counts.rejected and not kept:  # raised inside the file's transaction
         first = counts.rejected[0]
         raise ImportFormatError(
             source.path, first.record,
-            f"--format {source.format} rejected all {len(counts.rejected)} record(s)"
+            f"--format {source.format} rejected all {counts.rejected_count} record(s)"
             f" (first: {first.reason})",
             "drop --format to auto-detect the format, or pass the right one",
         )
     return counts
+
+
+def _limits(settings: Settings) -> Limits:
+    return Limits(settings.import_max_depth, settings.import_max_record_mb << 20)
 
 
 _DAMAGED = (zipfile.BadZipFile, zlib.error, EOFError)  # a damaged member of a zip archive
@@ -234,8 +282,9 @@ def ingest_file(
     if isinstance(export, Path):
         export = _file_input(export)
     name = Path(export.name)
+    limits = _limits(settings)
     try:
-        detected = detect(name, format_name, export.open)
+        detected = detect(name, format_name, export.open, limits)
         sha = sha256_file(export)
     except _DAMAGED as exc:
         raise _damaged(export.name, exc) from exc
@@ -249,14 +298,29 @@ def ingest_file(
     ctx = ImportContext(source.id, settings.user_scope, settings.assistant_scope,
                         family=detected.format)
     try:
-        with _gc_paused(), export.open() as f, transaction(store.db), store.bulk_import():
-            counts = _store_records(store, source, ctx, f, detected, on_progress,
-                                    forced=format_name is not None)
+        forced = format_name is not None
+        try:
+            counts = _store_file(store, export, source, ctx, detected, on_progress, limits,
+                                 forced=forced)
+        except NumberOverflow:  # rolled back; again, with yajl's out-of-range numbers tagged
+            counts = _store_file(store, export, source, ctx, detected, on_progress, limits,
+                                 tag_numbers=True, forced=forced)
     except OSError as exc:
         raise InputFileError(export.name, "file", f"cannot read ({exc})") from exc
     except _DAMAGED as exc:
         raise _damaged(export.name, exc) from exc
     return FileReport(export.name, detected.format, sha, source.id, counts)
+
+
+def _store_file(
+    store: SourceStore, export: ExportInput, source: Source, ctx: ImportContext,
+    detected: Detected, on_progress: _Progress, limits: Limits, tag_numbers: bool = False,
+    forced: bool = False,
+) -> ImportCounts:
+    """One file in one transaction."""
+    with _gc_paused(), export.open() as f, transaction(store.db), store.bulk_import():
+        return _store_records(store, source, ctx, f, detected, on_progress, limits, tag_numbers,
+                              forced)
 
 
 @contextmanager

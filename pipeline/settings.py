@@ -30,6 +30,10 @@ class Settings(BaseSettings):
         description="Seconds a writing stage waits for another writer to finish (0: refuse).",
     )
 
+    # -- import limits (hostile input: deeper records are quarantined, larger ones refused) ----
+    import_max_depth: int = Field(default=128, ge=8)
+    import_max_record_mb: int = Field(default=256, ge=1)
+
     # -- segmentation -----------------------------------------------------------------------
     segment_max_tokens: int = 1200
     segment_overlap_messages: int = 1

@@ -31,6 +31,7 @@ def collect_stats(settings: Settings) -> dict[str, Any]:
         "conversations": counts["conversations"],
         "messages": counts["messages"],
         "quarantined": counts["quarantine"],
+        "repaired": counts["repairs"],
     }
     staging = StagingStore.open(settings.staging_db)
     try:

@@ -47,6 +47,13 @@ class GardenerRepo:
         names = [d[0] for d in cursor.description]
         return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
+    def message_conversations(self) -> dict[str, str]:
+        """Conversation id of every segmented message (evidence overlap is judged on these)."""
+        cursor = self.db.execute(
+            "SELECT sm.message_id, s.conversation_id FROM segment_messages sm"
+            " JOIN segments s ON s.id = sm.segment_id")
+        return {str(message): str(conversation) for message, conversation in cursor.fetchall()}
+
     def latest_seen(self) -> str | None:
         """The latest ``last_seen`` of any concept (the memory's "present"), if any."""
         row = self.db.execute("SELECT MAX(last_seen) FROM concepts").fetchone()

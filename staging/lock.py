@@ -128,8 +128,13 @@ def _acquire(store: Path, stage: str, wait_s: float) -> filelock.BaseFileLock:
                                "pass a --store you can write") from exc
     info = {"stage": stage, "pid": os.getpid(), "started_at": utc_now()}
     tmp = store / f".{HOLDER_NAME}.{os.getpid()}"
-    tmp.write_text(json.dumps(info), encoding="utf-8")
-    tmp.replace(store / HOLDER_NAME)
+    try:
+        tmp.write_text(json.dumps(info), encoding="utf-8")
+        tmp.replace(store / HOLDER_NAME)
+    except OSError as exc:
+        lock.release()
+        raise StoreUnavailable(f"cannot write {store / HOLDER_NAME}: {exc.strerror or exc}",
+                               "check the store's free space and permissions") from exc
     return lock
 
 

@@ -82,4 +82,25 @@ def _initial(db: sqlite_utils.Database) -> None:
     )
 
 
-SOURCE_MIGRATIONS: list[Migration] = [Migration("0001_initial", _initial)]
+def _repairs(db: sqlite_utils.Database) -> None:
+    """Values the importer changed in records it kept (lone surrogates, unreadable times)."""
+    execute_script(
+        db,
+        """
+        CREATE TABLE repairs (
+            id TEXT PRIMARY KEY,
+            source_path TEXT NOT NULL,
+            source_sha256 TEXT NOT NULL,
+            record TEXT NOT NULL,
+            path TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        """,
+    )
+
+
+SOURCE_MIGRATIONS: list[Migration] = [
+    Migration("0001_initial", _initial),
+    Migration("0002_hostile_repairs", _repairs),
+]

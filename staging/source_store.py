@@ -18,7 +18,7 @@ from ontology import ContentPart, Conversation, Message, Source, stable_id
 from staging.db import apply_migrations, open_database, utc_now
 from staging.source_schema import SOURCE_MIGRATIONS
 
-__all__ = ["ImportCounts", "QuarantinedRecord", "SourceStore"]
+__all__ = ["ImportCounts", "QuarantinedRecord", "RepairedValue", "SourceStore"]
 
 
 @dataclass(frozen=True)
@@ -30,14 +30,46 @@ class QuarantinedRecord:
     excerpt: str
 
 
+@dataclass(frozen=True)
+class RepairedValue:
+    """A value changed or dropped while importing a record that was kept: where and why.
+
+    ``path`` locates the value (a JSON path in the raw record, or ``message <id>.<field>``).
+    """
+
+    record: str
+    path: str
+    reason: str
+
+
+_KEPT = 1000  # rejected/repaired entries kept in memory; the rest are only counted
+
+
 @dataclass
 class ImportCounts:
+    """What one import did. ``rejected``/``repaired`` hold the first 1,000 entries (every one
+    is a row of ``quarantine``/``repairs``); ``rejected_count``/``repaired_count`` count all,
+    so a file of a million broken records cannot fill memory."""
+
     sources: int = 0
     conversations: int = 0
     messages: int = 0
     messages_updated: int = 0
     quarantined: int = 0
     rejected: list[QuarantinedRecord] = field(default_factory=list)
+    repaired: list[RepairedValue] = field(default_factory=list)
+    rejected_count: int = 0
+    repaired_count: int = 0
+
+    def reject(self, record: QuarantinedRecord) -> None:
+        self.rejected_count += 1
+        if len(self.rejected) < _KEPT:
+            self.rejected.append(record)
+
+    def repair(self, value: RepairedValue) -> None:
+        self.repaired_count += 1
+        if len(self.repaired) < _KEPT:
+            self.repaired.append(value)
 
     def add(self, other: ImportCounts) -> None:
         self.sources += other.sources
@@ -45,7 +77,10 @@ class ImportCounts:
         self.messages += other.messages
         self.messages_updated += other.messages_updated
         self.quarantined += other.quarantined
-        self.rejected.extend(other.rejected)
+        self.rejected.extend(other.rejected[: max(0, _KEPT - len(self.rejected))])
+        self.repaired.extend(other.repaired[: max(0, _KEPT - len(self.repaired))])
+        self.rejected_count += other.rejected_count
+        self.repaired_count += other.repaired_count
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -256,19 +291,37 @@ class SourceStore:
             self._indexer.wait()
 
     def add_quarantine(self, source: Source, record: QuarantinedRecord) -> bool:
+        return self.add_quarantines(source, [record]) > 0
+
+    def add_quarantines(self, source: Source, records: Sequence[QuarantinedRecord]) -> int:
+        """Quarantine rows in one ``executemany`` (idempotent); returns how many are new."""
+        if not records:
+            return 0
         self._wait_for_index()
-        rid = stable_id("q", source.sha256, record.record, record.reason)
-        cursor = self.db.conn.execute(
+        now = utc_now()
+        cursor = self.db.conn.executemany(
             "INSERT OR IGNORE INTO quarantine (id, source_path, source_sha256, record, reason,"
             " excerpt, created_at) VALUES (?,?,?,?,?,?,?)",
-            [rid, source.path, source.sha256, record.record, record.reason,
-             record.excerpt[:2000], utc_now()],
+            [(stable_id("q", source.sha256, r.record, r.reason), source.path, source.sha256,
+              r.record, r.reason, r.excerpt[:2000], now) for r in records],
+        )
+        return max(cursor.rowcount, 0)
+
+    def add_repair(self, source: Source, repair: RepairedValue) -> bool:
+        """Record a repaired value (idempotent: a re-import adds no row)."""
+        self._wait_for_index()
+        rid = stable_id("r", source.sha256, repair.record, repair.path, repair.reason)
+        cursor = self.db.conn.execute(
+            "INSERT OR IGNORE INTO repairs (id, source_path, source_sha256, record, path, reason,"
+            " created_at) VALUES (?,?,?,?,?,?,?)",
+            [rid, source.path, source.sha256, repair.record, repair.path, repair.reason,
+             utc_now()],
         )
         return cursor.rowcount > 0
 
     # -- reading -----------------------------------------------------------------------------
     def counts(self) -> dict[str, int]:
-        tables = ("sources", "conversations", "messages", "quarantine")
+        tables = ("sources", "conversations", "messages", "quarantine", "repairs")
         return {name: self.db[name].count for name in tables}
 
     def sources(self) -> list[Source]:

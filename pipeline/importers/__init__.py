@@ -11,7 +11,14 @@ from collections.abc import Callable, Iterable, Iterator
 
 from pipeline.importers import chatgpt, claude, jsonl, locomo, openwebui
 from pipeline.importers.base import ImportContext, Parsed, RecordError
-from pipeline.importers.detect import FORMAT_NAMES, Detected, detect, iter_records
+from pipeline.importers.detect import (
+    FORMAT_NAMES,
+    Detected,
+    NumberOverflow,
+    detect,
+    iter_records,
+)
+from pipeline.importers.guard import Limits
 from staging import QuarantinedRecord
 
 __all__ = [
@@ -19,6 +26,8 @@ __all__ = [
     "READERS",
     "Detected",
     "ImportContext",
+    "Limits",
+    "NumberOverflow",
     "Parsed",
     "Reader",
     "RecordError",

@@ -29,6 +29,7 @@ from staging import QuarantinedRecord
 
 __all__ = [
     "ROLE_ALIASES",
+    "BadTime",
     "Draft",
     "ImportContext",
     "Parsed",
@@ -44,7 +45,9 @@ __all__ = [
     "parse_time",
     "part",
     "per_record",
+    "read_time",
     "record_label",
+    "timestamp",
 ]
 
 ROLE_ALIASES: dict[str, Role] = {
@@ -105,29 +108,93 @@ def map_role(raw: object, where: str, prefix: str = "") -> Role:
     raise RecordError(f"{prefix}{where}: unknown role {raw!r}")
 
 
-def parse_time(value: object) -> datetime | None:
-    """Epoch seconds (or milliseconds), ISO 8601 strings, or None -> tz-aware UTC datetime."""
-    if type(value) is float and 0 < value < 1e11:  # the common case: epoch seconds
-        return datetime.fromtimestamp(value, UTC)
-    if value is None or value == "" or isinstance(value, bool):
+_MIN_EPOCH = 0.0  # 1970-01-01
+_MAX_EPOCH = datetime(3000, 1, 1, tzinfo=UTC).timestamp()
+_TIME_RANGE = "1970-01-01..2999-12-31"
+
+
+class BadTime(ValueError):
+    """A timestamp value that cannot be a message time; ``reason`` says why."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+        super().__init__(reason)
+
+
+def _from_number(seconds: float) -> datetime:
+    if not math.isfinite(seconds):
+        raise BadTime("not a finite number")
+    for _ in range(3):  # milliseconds, microseconds, nanoseconds
+        if abs(seconds) <= 1e11:
+            break
+        seconds /= 1000.0
+    if not _MIN_EPOCH <= seconds < _MAX_EPOCH:
+        raise BadTime(f"outside {_TIME_RANGE}")
+    return datetime.fromtimestamp(seconds, UTC)
+
+
+def _from_text(text: str) -> datetime | None:
+    text = text.strip()
+    if not text:
         return None
-    if isinstance(value, int | float):
-        seconds = float(value)
-        if not math.isfinite(seconds):
-            return None
-        if seconds > 1e11:  # milliseconds
-            seconds /= 1000.0
-        return datetime.fromtimestamp(seconds, UTC)
-    if isinstance(value, str):
+    try:
+        parsed = datetime.fromisoformat(text)
+    except ValueError:
         try:
-            parsed = datetime.fromisoformat(value.strip())
+            number = float(text)
         except ValueError:
-            try:
-                return parse_time(float(value))
-            except ValueError:
-                return None
-        return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
-    return None
+            raise BadTime("neither ISO 8601 nor an epoch number") from None
+        return _from_number(number)
+    try:
+        parsed = parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed.astimezone(UTC)
+    except OverflowError:
+        raise BadTime(f"outside {_TIME_RANGE}") from None
+    if not _MIN_EPOCH <= parsed.timestamp() < _MAX_EPOCH:
+        raise BadTime(f"outside {_TIME_RANGE}")
+    return parsed
+
+
+def read_time(value: object) -> datetime | None:
+    """Epoch seconds (or ms, µs, ns), ISO 8601 strings, or None -> tz-aware UTC datetime.
+
+    Missing values (None, "") give None; a value that is present but cannot be a time in
+    1970..2999 (NaN, 1e20, negative, year 9999, a bool, an object) raises :class:`BadTime`.
+    """
+    if type(value) is float and _MIN_EPOCH < value < _MAX_EPOCH:  # the common case
+        return datetime.fromtimestamp(value, UTC)
+    if value is None or value == "":
+        return None
+    if isinstance(value, str):
+        return _from_text(value)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise BadTime(f"not a timestamp ({type(value).__name__})")
+    try:
+        return _from_number(float(value))
+    except OverflowError:
+        raise BadTime(f"outside {_TIME_RANGE}") from None
+
+
+def parse_time(value: object) -> datetime | None:
+    """:func:`read_time`, with None for a bad value."""
+    try:
+        return read_time(value)
+    except BadTime:
+        return None
+
+
+def timestamp(value: object, name: str, metadata: dict[str, Any]) -> datetime | None:
+    """:func:`read_time`; a bad value gives None and is recorded in
+    ``metadata["invalid_time"][name]`` (the value as text and the reason)."""
+    if type(value) is float and _MIN_EPOCH < value < _MAX_EPOCH:  # read_time's common case
+        return datetime.fromtimestamp(value, UTC)
+    try:
+        return read_time(value)
+    except BadTime as exc:
+        shown = value if isinstance(value, str) else excerpt(value, 80)
+        metadata.setdefault("invalid_time", {})[name] = {
+            "value": shown[:80], "reason": exc.reason,
+        }
+        return None
 
 
 def part(kind: str, text: str, data: Mapping[str, Any] | None = None) -> ContentPart:
@@ -354,7 +421,8 @@ def per_record(
                 yield convert(raw, ctx)
             except RecordError as exc:
                 yield QuarantinedRecord(record_label(label, raw), exc.reason, excerpt(raw))
-            except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            except (TypeError, ValueError, KeyError, AttributeError, ArithmeticError,
+                    RecursionError) as exc:
                 reason = f"malformed record ({type(exc).__name__}: {exc})"
                 yield QuarantinedRecord(record_label(label, raw), reason, excerpt(raw))
 

@@ -27,9 +27,9 @@ from pipeline.importers.base import (
     build_conversation,
     build_messages,
     map_role,
-    parse_time,
     part,
     per_record,
+    timestamp,
 )
 
 __all__ = ["convert", "read"]
@@ -153,7 +153,8 @@ def _draft(node_id: str, message: dict[str, Any]) -> Draft:
     external = message.get("id")
     return Draft(
         external if isinstance(external, str) and external else node_id, None, role, text,
-        parse_time(message.get("create_time")), author.get("name"), parts, meta,
+        timestamp(message.get("create_time"), "create_time", meta), author.get("name"), parts,
+        meta,
     )
 
 
@@ -210,8 +211,8 @@ def convert(raw: dict[str, Any], ctx: ImportContext) -> Parsed:
         raise RecordError(f"mapping is a {type(mapping).__name__}, not an object")
     title = raw.get("title") if isinstance(raw.get("title"), str) else None
     conversation = build_conversation(
-        ctx, external, title, parse_time(raw.get("create_time")),
-        parse_time(raw.get("update_time")), meta,
+        ctx, external, title, timestamp(raw.get("create_time"), "create_time", meta),
+        timestamp(raw.get("update_time"), "update_time", meta), meta,
     )
     if not mapping:
         return Parsed(conversation, [])

@@ -32,9 +32,9 @@ from pipeline.importers.base import (
     derived_external_id,
     iter_dicts,
     map_role,
-    parse_time,
     part,
     per_record,
+    timestamp,
 )
 
 __all__ = ["content_blocks", "convert", "read"]
@@ -110,7 +110,7 @@ def _draft(index: int, message: dict[str, Any]) -> Draft:
     return Draft(
         external_id=external,
         parent_external_id=parent if isinstance(parent, str) and parent != _ROOT else None,
-        role=role, text=text, created_at=parse_time(message.get("created_at")),
+        role=role, text=text, created_at=timestamp(message.get("created_at"), "created_at", meta),
         parts=parts, metadata=meta,
     )
 
@@ -148,7 +148,8 @@ def convert(raw: dict[str, Any], ctx: ImportContext) -> Parsed:
     name = raw.get("name")
     conversation = build_conversation(
         ctx, external, name if isinstance(name, str) else None,
-        parse_time(raw.get("created_at")), parse_time(raw.get("updated_at")), meta,
+        timestamp(raw.get("created_at"), "created_at", meta),
+        timestamp(raw.get("updated_at"), "updated_at", meta), meta,
     )
     drafts = _drafts(raw_messages)
     return Parsed(conversation, build_messages(ctx, conversation, drafts))

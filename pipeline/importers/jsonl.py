@@ -37,8 +37,8 @@ from pipeline.importers.base import (
     excerpt,
     iter_dicts,
     map_role,
-    parse_time,
     per_record,
+    timestamp,
 )
 from pipeline.importers.detect import BadLine
 from staging import QuarantinedRecord
@@ -93,11 +93,12 @@ def _run_drafts(run: list[_Line], state: _ConversationState) -> list[Draft]:
         parent = raw.get("parent_id")
         if parent in (None, "") and "parent_id" not in raw:
             parent = state.last
+        meta: dict[str, Any] = {"line": line.label}
+        name = "timestamp" if "timestamp" in raw else "created_at"
         drafts.append(Draft(
             external_id=external, parent_external_id=None if parent is None else str(parent),
-            role=role, text=text,
-            created_at=parse_time(raw.get("timestamp", raw.get("created_at"))),
-            author=raw.get("author") or raw.get("name"), metadata={"line": line.label},
+            role=role, text=text, created_at=timestamp(raw.get(name), name, meta),
+            author=raw.get("author") or raw.get("name"), metadata=meta,
         ))
         state.last = external
     return drafts
@@ -155,9 +156,11 @@ def _safe_flush(
 ) -> Iterator[Parsed | QuarantinedRecord]:
     try:
         yield _flush(run, ctx, states)
-    except RecordError as exc:
+    except (RecordError, TypeError, ValueError, ArithmeticError, RecursionError) as exc:
         where = f"{run[0].label}..{run[-1].label} (conversation {run[0].conversation})"
-        yield QuarantinedRecord(where, exc.reason, excerpt([line.raw for line in run[:3]]))
+        reason = exc.reason if isinstance(exc, RecordError) else \
+            f"malformed record ({type(exc).__name__}: {exc})"
+        yield QuarantinedRecord(where, reason, excerpt([line.raw for line in run[:3]]))
 
 
 def _sharegpt(raw: dict[str, Any], ctx: ImportContext) -> Parsed:

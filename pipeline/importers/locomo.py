@@ -35,15 +35,17 @@ _HUMAN: Role = "user"  # both speakers are people
 
 
 def parse_session_time(value: object) -> datetime | None:
-    """'1:56 pm on 8 May, 2023' -> 2023-05-08T13:56:00+00:00 (None if it does not parse)."""
+    """'1:56 pm on 8 May, 2023' -> 2023-05-08T13:56:00+00:00 (None if it does not parse, or
+    falls outside 1970..2999)."""
     if not isinstance(value, str):
         return None
     cleaned = " ".join(value.replace(",", " ").split())
     for fmt in ("%I:%M %p on %d %B %Y", "%H:%M on %d %B %Y"):
         try:
-            return datetime.strptime(cleaned, fmt).replace(tzinfo=UTC)
+            parsed = datetime.strptime(cleaned, fmt).replace(tzinfo=UTC)
         except ValueError:
             continue
+        return parsed if 1970 <= parsed.year < 3000 else None
     return None
 
 
@@ -72,7 +74,12 @@ def _turn_text(turn: dict[str, Any]) -> tuple[str, list[ContentPart]]:
 def _drafts(conv: dict[str, Any]) -> list[Draft]:
     drafts: list[Draft] = []
     for number, turns in _sessions(conv):
-        start = parse_session_time(conv.get(f"session_{number}_date_time"))
+        raw_time = conv.get(f"session_{number}_date_time")
+        start = parse_session_time(raw_time)
+        meta: dict[str, Any] = {"session": number}
+        if start is None and raw_time not in (None, ""):
+            meta["invalid_time"] = {"session_date_time": {
+                "value": str(raw_time)[:80], "reason": "not a readable date in 1970..2999"}}
         for i, turn in enumerate(turns):
             if not isinstance(turn, dict) or not isinstance(turn.get("dia_id"), str):
                 raise RecordError(f"session_{number}[{i}] has no dia_id")
@@ -83,7 +90,7 @@ def _drafts(conv: dict[str, Any]) -> list[Draft]:
                 parent_external_id=drafts[-1].external_id if drafts else None,
                 role=_HUMAN, text=text,
                 created_at=start + timedelta(seconds=i) if start else None,
-                author=speaker or None, parts=parts, metadata={"session": number},
+                author=speaker or None, parts=parts, metadata=dict(meta),
             ))
     return drafts
 

@@ -26,9 +26,9 @@ from pipeline.importers.base import (
     build_messages,
     iter_dicts,
     map_role,
-    parse_time,
     part,
     per_record,
+    timestamp,
 )
 
 __all__ = ["convert", "read", "split_details"]
@@ -75,10 +75,11 @@ def _draft(key: str, message: dict[str, Any]) -> Draft:
         parts = _output_parts(message["output"])
     parent = message.get("parentId")
     meta = {k: message[k] for k in ("model",) if message.get(k)}
+    created = timestamp(message.get("timestamp"), "timestamp", meta)
     return Draft(
         external_id=str(message.get("id") or key),
         parent_external_id=str(parent) if parent not in (None, "") else None,
-        role=role, text=text, created_at=parse_time(message.get("timestamp")),
+        role=role, text=text, created_at=created,
         author=message.get("model") if role == "assistant" else None, parts=parts,
         metadata=meta,
     )
@@ -113,8 +114,9 @@ def convert(raw: dict[str, Any], ctx: ImportContext) -> Parsed:
     if isinstance(chat.get("models"), list):
         meta["models"] = chat["models"]
     conversation = build_conversation(
-        ctx, external, str(title) if title else None, parse_time(raw.get("created_at")),
-        parse_time(raw.get("updated_at")), meta,
+        ctx, external, str(title) if title else None,
+        timestamp(raw.get("created_at"), "created_at", meta),
+        timestamp(raw.get("updated_at"), "updated_at", meta), meta,
     )
     return Parsed(conversation, build_messages(ctx, conversation, drafts, current))
 

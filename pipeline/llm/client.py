@@ -24,7 +24,7 @@ import openai
 from ontology import StrictBase, schema_hash, strict_json_schema, text_hash
 from pipeline.llm.errors import ExtractionFailed, LLMEndpointError, StructuredOutputUnsupported
 from pipeline.llm.failures import OPTIONAL_PARAMS, classify_api_error
-from pipeline.llm.ladder import STEPS, Ladder, format_for, messages_for
+from pipeline.llm.ladder import STEPS, Choices, Ladder, format_for, messages_for
 from pipeline.llm.tokens import count_message_tokens, count_tokens
 from pipeline.llm.validate import Invalid, Valid, validate_reply
 from pipeline.settings import Settings
@@ -80,6 +80,7 @@ class _Budget:
     repairs: int = 0
     model: str | None = None
     conversation: list[dict[str, Any]] = field(default_factory=list)
+    choices: Choices = ()
 
 
 def host_of(base_url: str | None) -> str:
@@ -101,6 +102,7 @@ def build_chat_body(
     dropped: frozenset[str] = frozenset(),
     model: str | None = None,
     step: str = STEPS[0],
+    choices: Choices = (),
 ) -> dict[str, Any]:
     """The ``/v1/chat/completions`` body: messages plus the ``response_format`` of ``step``.
 
@@ -110,7 +112,7 @@ def build_chat_body(
     body: dict[str, Any] = {
         "model": model or settings.llm_model,
         "messages": messages_for(step, model_cls, messages),
-        "response_format": format_for(step, model_cls, settings.llm_grammar_max_items),
+        "response_format": format_for(step, model_cls, settings.llm_grammar_max_items, choices),
         "temperature": settings.llm_temperature,
     }
     if settings.llm_reasoning_effort is not None:
@@ -185,9 +187,15 @@ class StructuredClient:
         messages: Sequence[dict[str, Any]],
         segment_id: str | None = None,
         model: str | None = None,
+        choices: Choices = (),
     ) -> Completed[M]:
-        """Like ``complete``, with the id of the ``llm_calls`` row and the attempt count."""
-        budget = _Budget(conversation=list(messages), model=model or self.settings.llm_model)
+        """Like ``complete``, with the id of the ``llm_calls`` row and the attempt count.
+
+        ``choices`` names string fields and the only values this request allows; servers that
+        compile the schema to a grammar enforce them (see ``ladder.format_for``).
+        """
+        budget = _Budget(conversation=list(messages), model=model or self.settings.llm_model,
+                         choices=choices)
         refused = self.ladder.exhausted(str(budget.model))
         if refused is not None:  # every format was refused already: no request can succeed
             raise StructuredOutputUnsupported(self.base_url, str(budget.model), refused)
@@ -243,7 +251,7 @@ class StructuredClient:
         attempt, step = budget.attempt, self.ladder.step(str(budget.model))
         body = build_chat_body(
             model_cls, budget.conversation, self.settings, self.dropped_params, budget.model,
-            step,
+            step, budget.choices,
         )
         started = time.perf_counter()
         try:

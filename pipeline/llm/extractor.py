@@ -35,8 +35,11 @@ class LLMExtractor:
 
     def extract(self, request: ExtractionRequest) -> ExtractionResult:
         self._local.call_id = None
+        # Quotes must name a shown label: grammar-compiling servers enforce it.
+        labels = (("message_ref", tuple(message.ref for message in request.messages)),)
         done = self.client.complete_logged(
-            ExtractionResult, render_extraction_messages(request), request.segment_id, self.model
+            ExtractionResult, render_extraction_messages(request), request.segment_id, self.model,
+            labels,
         )
         self._local.call_id = done.call_id
         return done.value

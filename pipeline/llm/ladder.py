@@ -31,6 +31,7 @@ from staging.llm_log import Capability
 __all__ = [
     "STEPS",
     "CapabilityStore",
+    "Choices",
     "Ladder",
     "format_for",
     "grammar_schema",
@@ -68,12 +69,17 @@ class CapabilityStore(Protocol):
     def remember_capability(self, capability: Capability) -> None: ...
 
 
-@functools.lru_cache(maxsize=64)
-def format_for(step: str, model_cls: type[StrictBase],
-               max_items: int = GRAMMAR_MAX_ITEMS) -> dict[str, Any]:
+Choices = tuple[tuple[str, tuple[str, ...]], ...]
+
+
+@functools.lru_cache(maxsize=128)
+def format_for(step: str, model_cls: type[StrictBase], max_items: int = GRAMMAR_MAX_ITEMS,
+               choices: Choices = ()) -> dict[str, Any]:
     """The ``response_format`` body field of ``step`` for ``model_cls`` (cached: read-only).
 
-    ``max_items`` bounds every array of the grammar-compiled step (``json_object_schema``).
+    On the grammar-compiled step (``json_object_schema``) ``max_items`` bounds every array and
+    ``choices`` (``(("message_ref", ("m1", "m2")),)``) restricts the string properties of those
+    names to the values this request allows.
     """
     schema = strict_json_schema(model_cls)
     if step == "json_schema":
@@ -82,13 +88,15 @@ def format_for(step: str, model_cls: type[StrictBase],
             "json_schema": {"name": model_cls.__name__, "strict": True, "schema": schema},
         }
     if step == "json_object_schema":
-        return {"type": "json_object", "schema": grammar_schema(schema, max_items)}
+        return {"type": "json_object",
+                "schema": grammar_schema(schema, max_items, dict(choices))}
     if step == "json_object_prompt":
         return {"type": "json_object"}
     raise ValueError(f"unknown structured-output step {step!r}; expected one of {STEPS}")
 
 
-def grammar_schema(schema: Any, max_items: int = GRAMMAR_MAX_ITEMS) -> Any:
+def grammar_schema(schema: Any, max_items: int = GRAMMAR_MAX_ITEMS,
+                   choices: dict[str, tuple[str, ...]] | None = None) -> Any:
     """``schema`` with the bounds a grammar compiler can enforce, for servers that compile it.
 
     llama.cpp's JSON-schema-to-grammar ignores ``minimum``/``maximum`` on numbers and lets
@@ -96,12 +104,19 @@ def grammar_schema(schema: Any, max_items: int = GRAMMAR_MAX_ITEMS) -> Any:
     on both sides becomes an ``enum`` of 11 evenly spaced values in its range; arrays get
     ``maxItems`` (``max_items``) and strings ``maxLength`` when they have none. Every value the
     grammar allows is valid for the StrictBase model, and each reply is still validated by it.
+    A string property named in ``choices`` becomes an ``enum`` of its values.
     """
     if isinstance(schema, list):
-        return [grammar_schema(item, max_items) for item in schema]
+        return [grammar_schema(item, max_items, choices) for item in schema]
     if not isinstance(schema, dict):
         return schema
-    out = {key: grammar_schema(value, max_items) for key, value in schema.items()}
+    out = {key: grammar_schema(value, max_items, choices) for key, value in schema.items()}
+    props = out.get("properties")
+    for name, values in (choices or {}).items():
+        prop = props.get(name) if isinstance(props, dict) else None
+        if isinstance(prop, dict) and prop.get("type") == "string" and values:
+            prop.pop("maxLength", None)
+            prop["enum"] = list(values)
     kind = out.get("type")
     if kind == "number" and "minimum" in out and "maximum" in out and "enum" not in out:
         low, high = float(out.pop("minimum")), float(out.pop("maximum"))

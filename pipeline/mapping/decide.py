@@ -6,13 +6,21 @@ token_sort_ratio, 0-100), or an embedding cosine (same type only: names that mer
 in embedding space are a weaker signal, and it also needs a minimum fuzzy score, because
 e5-style embeddings score short unrelated names around 0.90). Ties break on the signal order,
 then on concept id. A token-sorted fuzzy score of 100 * ``alias`` counts as an alias hit.
+
+Fuzzy and embedding matches must also meet the gardener's merge bar: the mention's title and
+one of the candidate's credible names relate by ``gardener.sameness.name_relation`` (equal
+canonical forms, an acronym, a kind-word, role or vendor word, a typo), so "Portugal" never
+joins "Portuguese", nor "monthly total" "monthly summary". The mapper does not know in which
+conversations a candidate lives, so the evidence-overlap part of that bar is the gardener's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from gardener.sameness import credible_names, name_relation
 from ontology import RawMention, normalize_name
 from pipeline.mapping.index import Candidate
 from staging.concept_repo import ConceptRow
@@ -20,6 +28,7 @@ from staging.concept_repo import ConceptRow
 __all__ = [
     "COMPATIBLE_TYPES",
     "Decision",
+    "NameCheck",
     "Refinement",
     "Thresholds",
     "choose",
@@ -84,30 +93,49 @@ class Decision:
     refinement: Refinement | None = None
 
 
-def _via(candidate: Candidate, compat: float, limits: Thresholds) -> str | None:
+def _via(candidate: Candidate, compat: float, limits: Thresholds,
+         names: NameCheck | None = None) -> str | None:
     if compat <= 0.0:
         return None
     if candidate.alias_hit or candidate.fuzzy >= 100.0 * limits.alias:
         return "alias"
-    if candidate.fuzzy >= limits.fuzzy:
+    related = names is None or names.related(candidate.concept_id)
+    if candidate.fuzzy >= limits.fuzzy and related:
         return "fuzzy"
     if (compat >= 1.0 and candidate.cosine >= limits.cosine
-            and candidate.fuzzy >= limits.cosine_min_fuzzy):
+            and candidate.fuzzy >= limits.cosine_min_fuzzy and related):
         return "embedding"
     return None
+
+
+@dataclass(frozen=True)
+class NameCheck:
+    """The mention's title and each candidate's (title, aliases), for the merge bar."""
+
+    title: str
+    names: Mapping[str, tuple[str, Sequence[str]]]
+
+    def related(self, concept_id: str) -> bool:
+        title, aliases = self.names.get(concept_id, ("", ()))
+        return name_relation([self.title], credible_names(title, aliases)) is not None
 
 
 _VIA_RANK = {"alias": 3, "fuzzy": 2, "embedding": 1}
 
 
 def choose(
-    candidates: list[Candidate], mention_type: str, types: dict[str, str], limits: Thresholds
+    candidates: list[Candidate], mention_type: str, types: dict[str, str], limits: Thresholds,
+    names: NameCheck | None = None,
 ) -> tuple[Candidate | None, str | None, Candidate | None]:
-    """(matched candidate, via, best candidate overall) — the last one is kept for the record."""
+    """(matched candidate, via, best candidate overall) — the last one is kept for the record.
+
+    ``names`` applies the merge bar to fuzzy and embedding matches (see the module docstring);
+    without it only the thresholds decide.
+    """
 
     def key(candidate: Candidate) -> tuple[Any, ...]:
         compat = type_compat(mention_type, types[candidate.concept_id])
-        via = _via(candidate, compat, limits)
+        via = _via(candidate, compat, limits, names)
         rank = _VIA_RANK.get(via or "", 0)
         return (rank, compat, candidate.alias_hit, candidate.fuzzy, candidate.cosine,
                 _reverse(candidate.concept_id))
@@ -115,7 +143,7 @@ def choose(
     if not candidates:
         return None, None, None
     best = max(candidates, key=key)
-    via = _via(best, type_compat(mention_type, types[best.concept_id]), limits)
+    via = _via(best, type_compat(mention_type, types[best.concept_id]), limits, names)
     return (best if via else None), via, best
 
 

@@ -24,6 +24,7 @@ from ontology import Embedder, RawMention, normalize_name, stable_id
 from pipeline.evidence import Verification
 from pipeline.mapping.decide import (
     Decision,
+    NameCheck,
     Thresholds,
     choose,
     refinement_for,
@@ -156,8 +157,10 @@ class SemanticMapper:
         if not name:
             return Decision("reject", None, "empty_title", {})
         candidates = self.index.candidates(name, vector, cosines)
-        types = {c.concept_id: self.index.concepts[c.concept_id].type for c in candidates}
-        matched, via, best = choose(candidates, mention.type, types, self.limits)
+        rows = {c.concept_id: self.index.concepts[c.concept_id] for c in candidates}
+        types = {concept_id: row.type for concept_id, row in rows.items()}
+        names = NameCheck(mention.title, {k: (r.title, r.aliases) for k, r in rows.items()})
+        matched, via, best = choose(candidates, mention.type, types, self.limits, names)
         scores = {**scores_of(best, mention.type, types), "via": via}
         if matched is not None:
             return self._join(matched.concept_id, item, scores, f"match:{via}")

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from gardener.lifecycle import names_overlap, plan_decay, plan_merges, types_compatible
+from gardener.lifecycle import plan_decay, plan_merges, types_compatible
 from gardener.plans import Plan
 from gardener.service import revert_plan
-from gardener.splits import plan_splits
-from gardener.state import GardenState, concept_text
+from gardener.splits import part_keywords, plan_splits
+from gardener.state import GardenState
 from staging.gardener_repo import GardenerRepo
 
 NOW = datetime(2026, 6, 1, tzinfo=UTC)
@@ -19,18 +19,12 @@ def _state(staging):
     return GardenState.from_rows(GardenerRepo(staging.db).load_rows())
 
 
-def _vectors(state, embedder):
-    rows = state.live_concepts()
-    vectors = embedder.embed([concept_text(row) for row in rows])
-    return {row["id"]: vectors[i] for i, row in enumerate(rows)}
-
-
 def _apply(staging, plan, prov):
     GardenerRepo(staging.db).apply_plan(plan.to_dict(), ["test"], prov)
 
 
 def _duplicates(build):
-    build.concept("c_a", "Garden compost project", aliases=["compost heap"],
+    build.concept("c_a", "Compost heap project", aliases=["compost heap"],
                   description="building a compost heap in the garden",
                   quotes=["I started the compost heap", "turned the compost"])
     build.concept("c_b", "compost heap", description="building a compost heap in the garden",
@@ -41,13 +35,13 @@ def _duplicates(build):
 
 
 def test_merge_moves_aliases_evidence_relations_and_unmerge_restores_exactly(
-    staging, build, embedder, prov, snapshot
+    staging, build, prov, snapshot
 ):
     _duplicates(build)
     before = snapshot(staging)
     state = _state(staging)
-    plan = plan_merges(state, _vectors(state, embedder), threshold=0.6, now=NOW)
-    assert plan.stats == {"merges": 1, "groups": 1}
+    plan = plan_merges(state, now=NOW)
+    assert plan.stats == {"merges": 1, "groups": 1, "largest_group": 2}
     assert plan.actions[0]["survivor"] == "c_a" and plan.actions[0]["merged"] == ["c_b"]
     _apply(staging, plan, prov)
 
@@ -72,16 +66,14 @@ def test_merge_moves_aliases_evidence_relations_and_unmerge_restores_exactly(
     assert staging.count("concept_revisions", "action = 'unmerge'") == 2
 
 
-def test_merge_needs_compatible_type_and_name_overlap(staging, build, embedder):
+def test_merge_needs_compatible_type_and_a_name_relation(staging, build):
     build.concept("c_a", "compost heap", type="project")
     build.concept("c_b", "compost heap", type="belief")
     build.concept("c_c", "compost heap", type="goal")
     state = _state(staging)
-    plan = plan_merges(state, _vectors(state, embedder), threshold=0.9, now=NOW)
+    plan = plan_merges(state, now=NOW)
     assert [a["merged"] for a in plan.actions] == [["c_c"]]  # belief is not compatible
     assert types_compatible("goal", "project") and not types_compatible("goal", "belief")
-    rows = {r["id"]: r for r in state.live_concepts()}
-    assert names_overlap(rows["c_a"], rows["c_b"])
 
 
 def test_split_round_trip(staging, build, embedder, prov, snapshot):
@@ -144,10 +136,10 @@ def test_decay_active_to_weak_to_archived(staging, build, prov):
     assert staging.db["concepts"].get("c_rich")["state"] == "active"
 
 
-def test_plan_json_round_trip(staging, build, embedder):
+def test_plan_json_round_trip(staging, build):
     _duplicates(build)
     state = _state(staging)
-    plan = plan_merges(state, _vectors(state, embedder), threshold=0.6, now=NOW)
+    plan = plan_merges(state, now=NOW)
     again = Plan.from_json(plan.to_json())
     assert again == plan and again.to_json() == plan.to_json()
     assert len(again.changes) == len(plan.changes) > 0
@@ -162,18 +154,39 @@ def test_decay_measures_age_against_the_reference_not_the_wall_clock(staging, bu
     assert plan.changes[0].after["updated_at"] == NOW.isoformat()
 
 
-def test_merge_again_after_unmerge_reactivates_the_link(staging, build, embedder, prov):
+def test_merge_again_after_unmerge_reactivates_the_link(staging, build, prov):
     _duplicates(build)
     state = _state(staging)
-    first = plan_merges(state, _vectors(state, embedder), threshold=0.6, now=NOW)
+    first = plan_merges(state, now=NOW)
     _apply(staging, first, prov)
     revert_plan(staging, first.id)
     state = _state(staging)
     later = datetime(2026, 7, 1, tzinfo=UTC)
-    second = plan_merges(state, _vectors(state, embedder), threshold=0.6, now=later)
+    second = plan_merges(state, now=later)
     link = next(c for c in second.changes if c.table == "concept_links")
     assert link.before == {"plan_id": first.id, "active": 0}
     _apply(staging, second, prov)
     row = staging.db["concept_links"].get(("c_b", "c_a", "merged_into"))
     assert (row["active"], row["plan_id"]) == (1, second.id)
     assert staging.db["concepts"].get("c_b")["state"] == "merged"
+
+
+def test_split_parts_are_settled_and_never_merged_back(staging, build, embedder, prov):
+    quotes = ["python packaging wheels build", "python packaging wheels pip",
+              "python packaging wheels upload", "sourdough bread starter flour",
+              "sourdough bread starter oven", "sourdough bread starter water"]
+    build.concept("c_mix", "Weekend plans", quotes=quotes)
+    state = _state(staging)
+    spans = state.evidence_by_concept()["c_mix"]
+    vectors = dict(zip([s["id"] for s in spans], embedder.embed(quotes), strict=True))
+    _apply(staging, plan_splits(state, vectors, now=NOW), prov)
+    after = _state(staging)
+    assert len(after.live_concepts()) == 2
+    assert plan_splits(after, vectors, now=NOW).empty  # a part is not split again
+    assert plan_merges(after, now=NOW).empty  # nor merged back into its sibling
+
+
+def test_part_keywords_are_new_words_and_distinct():
+    assert part_keywords("Maria", [["maria", "last"], ["maria", "party"]]) == ["last", "party"]
+    assert part_keywords("marks find topper", [["section", "a"], ["section", "b"]]) == [
+        "section", "b"]

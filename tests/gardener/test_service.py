@@ -15,7 +15,7 @@ TOPICS = {
     "music": "music practice instrument songs playing notes",
     "code": "software code python programming tests release",
 }
-OPTIONS = GardenOptions(merge_threshold=0.9, decay_after_days=180)
+OPTIONS = GardenOptions(decay_after_days=180)
 
 
 def populate(build):

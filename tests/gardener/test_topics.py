@@ -27,7 +27,7 @@ WORDS = {
     "servers": "linux deploy release docker bugs",
 }
 NAMES = ["amber", "birch", "cedar", "dune", "elm"]
-OPTIONS = GardenOptions(merge_threshold=0.99)
+OPTIONS = GardenOptions()
 
 
 def populate(build, topics=WORDS, names=NAMES, prefix="c"):

@@ -2,15 +2,16 @@
 
 Started by ``bash .ci/llama.sh start`` (scripts/test.sh does it when CI=true). The model is tiny:
 the test asserts the contract, not the quality: the ladder step detected from the server's
-answer, validated extractions with their llm_calls rows, verified spans, nothing half-written.
+answer, validated extractions with their llm_calls rows, every mention verified (exact spans
+stored, the rest rejected with a reason), at least one verbatim quote, nothing half-written.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import socket
 import sqlite3
-import urllib.request
 from pathlib import Path
 
 import pytest
@@ -27,17 +28,18 @@ MODEL = os.environ.get("LLAMA_ALIAS", "gemma3-270m")
 SEGMENTS = 2  # keeps the test within ~2-3 min on 2 shared cores
 
 
-def _answers(url: str) -> bool:
+def _listening(port: str) -> bool:
+    """A server is there when its port accepts (a busy one answers /v1/models only later)."""
     try:
-        with urllib.request.urlopen(f"{url}/models", timeout=3) as reply:
-            return bool(reply.status == 200)
+        with socket.create_connection(("127.0.0.1", int(port)), timeout=3):
+            return True
     except OSError:
         return False
 
 
 @pytest.fixture(scope="module")
 def llama_url() -> str:
-    if _answers(URL):
+    if _listening(PORT):
         return URL
     reason = f"no llama.cpp server at {URL}: start one with `bash .ci/llama.sh start`"
     if os.environ.get("CI") == "true":
@@ -94,8 +96,21 @@ def _assert_validated_extractions(conn: sqlite3.Connection) -> None:
 
 
 def _assert_verified_spans(conn: sqlite3.Connection, source: sqlite3.Connection) -> None:
+    """Every mention went through verification: spans stored are exact, the rest carry a reason.
+
+    The 270M model quotes verbatim but often names the wrong message of the segment
+    (``quote_in_other_message``): a verified span is not guaranteed, grounding is.
+    """
     texts = dict(source.execute("SELECT id, text FROM messages").fetchall())
     spans = conn.execute('SELECT quote, message_id, start, "end" FROM evidence').fetchall()
-    assert spans, "no verified evidence span was stored"
     for quote, message_id, start, end in spans:
         assert texts[message_id][start:end] == quote
+    mentions = conn.execute("SELECT verified, reject_reason, quote FROM mentions").fetchall()
+    assert mentions, "the model returned no mention at all"
+    assert all(bool(verified) != bool(reason) for verified, reason, _ in mentions)
+    segment_texts = [texts[m] for (m,) in conn.execute("SELECT message_id FROM segment_messages"
+                                                       " JOIN segments s ON s.id = segment_id"
+                                                       " WHERE s.status = 'extracted'")]
+    grounded = [q for _, _, q in mentions if any(q and q in text for text in segment_texts)]
+    assert grounded, "no mention quotes the segment verbatim"
+    assert len(spans) <= sum(verified for verified, _, _ in mentions)

@@ -24,6 +24,7 @@ from pipeline.llm import (
     STEPS,
     ExtractionFailed,
     LLMCallLog,
+    LLMExtractor,
     StructuredClient,
     StructuredOutputUnsupported,
     llm_capabilities,
@@ -229,3 +230,17 @@ def test_grammar_schema_bounds_what_a_grammar_compiler_would_leave_open() -> Non
 def mention_payload(confidence: float) -> dict[str, Any]:
     return mention("Garden", "build a garden", confidence=confidence, relations=[
         {"target_title": "Garden", "relation": "supports", "confidence": confidence}])
+
+
+def test_the_grammar_step_only_allows_the_labels_of_the_segment(
+    llama_like: tuple[ScriptedLLMServer, Settings], staging: StagingStore
+) -> None:
+    server, settings = llama_like
+    client = _client(settings, staging, [])
+    request = sample_request(texts=["one", "two"])
+    LLMExtractor(client).extract(request)
+    sent = server.requests[-1]["response_format"]["schema"]
+    ref = sent["$defs"]["RawMention"]["properties"]["message_ref"]
+    assert ref["enum"] == ["m1", "m2"] and "maxLength" not in ref
+    assert "enum" not in server.requests[0]["response_format"]["json_schema"]["schema"][
+        "$defs"]["RawMention"]["properties"]["message_ref"]  # the strict step is unchanged

@@ -117,20 +117,25 @@ def test_fuzzy_near_duplicate_refines_with_alias(world, settings) -> None:  # ty
 
 def test_embedding_match_needs_same_type_and_some_lexical_support(world, settings) -> None:  # type: ignore[no-untyped-def]
     staging, repo, run = world
-    embedder = WordEmbedder({"jog": "run", "sprint": "run", "dawn": "morning"})
+    embedder = WordEmbedder({"jog": "run", "sprint": "run", "dawn": "morning",
+                             "app": "ledgerline"})
     _map(staging, repo, run, settings,
-         [_item("morning run", "I run", kind="behavioral_pattern")], embedder)
+         [_item("morning run", "I run", kind="behavioral_pattern"),
+          _item("Ledgerline", "Ledgerline", kind="project", message="msg-1b")], embedder)
     tally = _map(staging, repo, run, settings, [
         _item("morning jog", "jog", kind="behavioral_pattern", message="msg-2"),
         _item("morning jog", "a jog", kind="event", message="msg-3"),
         _item("dawn sprint", "sprint", kind="behavioral_pattern", message="msg-4"),
+        _item("Ledgerline app", "Ledgerline app", kind="project", message="msg-5"),
     ], embedder)
-    assert tally.actions == {"refine": 1, "create": 2}  # "morning jog" becomes an alias
-    scores = [json.loads(d["scores"]) for d in _decisions(staging)[1:]]
-    assert scores[0]["via"] == "embedding" and scores[0]["cosine"] >= 0.95
+    assert tally.actions == {"refine": 1, "create": 3}  # "Ledgerline app" becomes an alias
+    scores = [json.loads(d["scores"]) for d in _decisions(staging)[2:]]
+    # a synonym the embedder knows but no name relation: the merge bar keeps it apart
+    assert scores[0]["cosine"] >= 0.95 and scores[0]["via"] is None
     assert settings.mapper_embedding_min_fuzzy <= scores[0]["fuzzy"] < 92
     assert scores[1]["via"] is None  # event vs behavioral_pattern: no match
     assert scores[2]["cosine"] >= 0.95 and scores[2]["via"] is None  # no lexical support
+    assert scores[3]["via"] == "embedding" and scores[3]["fuzzy"] < 92  # a kind-word: same
 
 
 def test_different_type_creates_a_new_concept(world, settings) -> None:  # type: ignore[no-untyped-def]
