@@ -45,7 +45,7 @@ SEARCH_SPACE: dict[str, Any] = {
     "n_neighbors": [15],
     "n_components": [5],
     "min_dist": [0.0],
-    "min_cluster_size": "int, log scale, [max(f, m/200), max(20, m/10)] for a sample of m out"
+    "min_cluster_size": "int, log scale, [max(f, m/500), max(20, m/10)] for a sample of m out"
                         " of N, f = 10 when m = N, down to 5 as m/N falls (it is scaled by N/m)",
     "min_samples": "int, [1, min(min_cluster_size, 50)]",
     "cluster_selection_method": ["eom"],
@@ -103,7 +103,7 @@ class _Objective:
             choices = choices or [m - 1]
             pick(key, lambda k=key, c=choices: trial.suggest_categorical(k, c))
         floor = min(10, max(5, round(10 * m / self.population)))  # ~10 concepts per topic
-        low, high = min(max(floor, m // 200), m // 2), max(20, m // 10)
+        low, high = min(max(floor, m // 500), m // 2), max(20, m // 10)
         pick("min_cluster_size", lambda: trial.suggest_int("min_cluster_size", low, high, log=True))
         top = min(int(params["min_cluster_size"]), 50)
         pick("min_samples", lambda: trial.suggest_int("min_samples", 1, top))
@@ -163,6 +163,9 @@ def tune(
     index = np.sort(rng.choice(n, size=sample_size, replace=False)) if n > sample_size else None
     sample = vectors if index is None else vectors[index]
     space = {**SEARCH_SPACE, **(umap_space or {})}
+    if index is not None:  # a sparse subsample: eom merges its few-row topics, leaf keeps them
+        space.setdefault("cluster_selection_method", ["eom"])
+        space["cluster_selection_method"] = sorted({*space["cluster_selection_method"], "leaf"})
     objective = _Objective(sample, seed, pinned, weights or ObjectiveWeights(), with_stability, n,
                            space)
     study = optuna.create_study(direction="maximize",
