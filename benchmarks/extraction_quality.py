@@ -13,7 +13,7 @@ evidence verification, mapper), then reads the SQLite files and prints:
 - ``msg/s``: messages per second of the whole extract stage (wall clock, this machine), and
   ``msg/cpu-s`` per second of CPU time of this process (less sensitive to a shared machine);
 - ``junk``: share of active concepts, among those the labelled fixture covers, labelled junk
-  (``tests/fixtures/labels/concept_labels.json``), with how many were labelled (``-live``: active
+  (``tests/fixtures/labelled/concept_labels.json``), with how many were labelled (``-live``: active
   and weak concepts).
 
 Each figure is printed next to the baseline: the figures of ``offline:v1`` (main before issue 9),
@@ -45,7 +45,7 @@ from pipeline.settings import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 BASELINE = Path(__file__).with_name("extraction_quality_baseline.json")
-LABELS = ROOT / "tests" / "fixtures" / "labels" / "concept_labels.json"
+LABELS = ROOT / "tests" / "fixtures" / "labelled" / "concept_labels.json"
 _WORD = re.compile(r"\w+")
 _GREETING = re.compile(
     r"^\W*(?:hi|hey|hello|thanks|thank you|bye|good (?:morning|night)|see you|ok|okay|wow)\b",

@@ -9,6 +9,8 @@ nearest sample rows in a PCA space), then HDBSCAN on all rows.
 
 Target (issue #5): 632,868 concepts clustered in <= 10 minutes including 20 trials.
 The one-off numba compilation (per process) is measured first and reported apart.
+The figures below predate the HDBSCAN-only study (UMAP fixed at BERTopic's recipe, two
+reductions per study instead of up to 32); they have not been re-measured since.
 
 Measured here (2 cores, 20 trials, sample 2000, fit 10,000; 384-d blobs; numba warm-up
 14-20 s apart; another engineer's jobs shared the cores during some runs):

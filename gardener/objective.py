@@ -3,6 +3,7 @@
     score = validity
             - noise_weight     * noise_fraction
             - count_weight     * count_penalty(k, n)
+            - share_weight     * share_penalty(labels)
             - stability_weight * (1 - stability)
 
 * ``validity``: HDBSCAN's ``relative_validity_`` (a fast DBCV approximation; 0 when fewer than
@@ -10,9 +11,12 @@
 * ``noise_fraction``: share of concepts left as outliers (label -1).
 * ``count_penalty``: 0 while the topic count ``k`` lies in ``topic_range``, else the relative
   distance to the nearest bound (too few topics over-compress the memory, too many explode it,
-  seed 002). The range is ``[sqrt(N)/4, 2*sqrt(N)]`` for the ``population`` N of concepts being
+  seed 002). The range is ``[sqrt(N)/4, sqrt(N)]`` for the ``population`` N of concepts being
   clustered, capped by what a tuning sample of m rows can show (at most ``m/25`` and ``m/5``
   topics: about 25 and 5 sample rows per topic); for N = m the cap never binds above m = 39.
+* ``share_penalty``: 0 while the largest topic holds at most ``max_share`` of the *assigned*
+  concepts, then rising linearly to 1 when it holds all of them. One topic that swallows the
+  memory ("data, django, code" with 95%) loses to a spread of topics, however valid its density.
 * ``stability``: adjusted Rand index between the labels and the labels of a second fit with
   another seed (1 = identical partitions); ``None`` skips the term.
 
@@ -32,8 +36,10 @@ __all__ = [
     "OBJECTIVE_DOC",
     "ObjectiveWeights",
     "count_penalty",
+    "largest_share",
     "noise_fraction",
     "score_labels",
+    "share_penalty",
     "stability",
     "topic_count",
     "topic_range",
@@ -41,6 +47,7 @@ __all__ = [
 
 OBJECTIVE_DOC = (
     "validity - noise_weight*noise_fraction - count_weight*count_penalty"
+    " - share_weight*max(0, largest_share - max_share)/(1 - max_share)"
     " - stability_weight*(1 - ARI across seeds)"
 )
 
@@ -50,6 +57,8 @@ class ObjectiveWeights:
     noise_weight: float = 0.5
     count_weight: float = 1.0
     stability_weight: float = 0.5
+    share_weight: float = 1.0
+    max_share: float = 0.25
 
     def to_dict(self) -> dict[str, float]:
         return asdict(self)
@@ -64,10 +73,25 @@ def noise_fraction(labels: Sequence[int] | np.ndarray) -> float:
     return float((array == -1).mean()) if len(array) else 1.0
 
 
+def largest_share(labels: Sequence[int] | np.ndarray) -> float:
+    """The largest topic's share of the assigned (non-outlier) items; 0 when none is assigned."""
+    array = np.asarray(labels)
+    assigned = array[array >= 0]
+    return float(np.bincount(assigned).max() / len(assigned)) if len(assigned) else 0.0
+
+
+def share_penalty(labels: Sequence[int] | np.ndarray, max_share: float = 0.25) -> float:
+    """0 up to ``max_share``, then linear to 1 at a single topic holding everything assigned."""
+    if topic_count(labels) == 0:
+        return 1.0
+    excess = largest_share(labels) - max_share
+    return max(0.0, excess / (1.0 - max_share)) if max_share < 1.0 else 0.0
+
+
 def topic_range(n: int, population: int | None = None) -> tuple[float, float]:
     """The topic counts that cost nothing, for ``n`` clustered rows out of ``population``."""
     root = math.sqrt(max(population or n, 1))
-    return max(2.0, min(root / 4.0, n / 25.0)), max(2.0, min(2.0 * root, n / 5.0))
+    return max(2.0, min(root / 4.0, n / 25.0)), max(2.0, min(root, n / 5.0))
 
 
 def count_penalty(k: int, n: int, population: int | None = None) -> float:
@@ -102,6 +126,7 @@ def score_labels(
     value = (validity if validity is not None and k >= 2 else 0.0)
     value -= w.noise_weight * noise_fraction(array)
     value -= w.count_weight * count_penalty(k, len(array), population)
+    value -= w.share_weight * share_penalty(array, w.max_share)
     if stability_ari is not None:
         value -= w.stability_weight * (1.0 - stability_ari)
     return float(value)

@@ -10,7 +10,7 @@ A dry run writes nothing at all, not even embeddings.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -18,15 +18,15 @@ import numpy as np
 import numpy.typing as npt
 
 from gardener.bitemporal import plan_invalidations
-from gardener.cluster import SMALL_INPUT, ClusterResult, cluster_vectors, default_parts
 from gardener.errors import PlanCheckFailed
 from gardener.lifecycle import plan_decay, plan_merges
 from gardener.objective import OBJECTIVE_DOC, ObjectiveWeights
 from gardener.plans import CHECKS, Plan, check_plan, validate_plan
 from gardener.splits import plan_splits, split_candidates
 from gardener.state import GardenState, concept_text
-from gardener.topics import plan_topics
-from gardener.tuning import StudyResult, tune
+from gardener.topic_step import DRIFT_THRESHOLD, TopicSettings, plan_topic_step
+from gardener.topics import TopicLabeler
+from gardener.tuning import StudyResult
 from ontology import Embedder, stable_id, text_hash
 from staging import Provenance, StagingStore
 from staging.gardener_repo import GardenerRepo
@@ -53,6 +53,12 @@ class GardenOptions:
     split_min_silhouette: float = 0.5
     sample_size: int = 2000
     with_stability: bool = True
+    #: topics: re-cluster even below the drift threshold; the threshold; outliers -> nearest
+    recluster: bool = False
+    drift_threshold: float = DRIFT_THRESHOLD
+    reassign_outliers: bool = False
+    #: names topics on a full re-cluster (e.g. an LLM when an endpoint is configured)
+    labeler: TopicLabeler | None = None
     weights: ObjectiveWeights = field(default_factory=ObjectiveWeights)
     #: the "present" decay measures age against (None: ``now``); e.g. the latest evidence time,
     #: so gardening an old export does not decay everything by wall-clock age.
@@ -88,7 +94,8 @@ class GardenReport:
             "applied_plans": len(self.applied),
             **{plan.step: {k: v for k, v in plan.stats.items() if k != "outlier_ids"}
                for plan in self.plans},
-            "topic_labels": [a["label"] for a in topics.actions] if topics else [],
+            "topic_labels": [a["label"] for a in topics.actions
+                             if a["action"] == "topic"] if topics else [],
             "study": None if self.study is None else {
                 "best_params": self.study.best_params, "best_value": self.study.best_value,
                 "trials": len(self.study.trials), "sample_size": self.study.sample_size,
@@ -155,24 +162,6 @@ class _Gardener:
         return {span["id"]: vectors[i] for i, span in enumerate(spans)}
 
 
-def _cluster(ids: list[str], vectors: npt.NDArray[np.float32], seed: int, trials: int,
-             pinned: Mapping[str, Any] | None, opts: GardenOptions
-             ) -> tuple[ClusterResult, StudyResult | None, dict[str, Any]]:
-    n = len(ids)
-    if n < 2:
-        empty = np.full(n, -1, dtype=np.int64)
-        return ClusterResult(empty, np.zeros(n), vectors), None, {}
-    study = None
-    params: dict[str, Any] = dict(pinned or {})
-    if n >= SMALL_INPUT and opts.clusterer is None:
-        study = tune(vectors, seed=seed, trials=trials, sample_size=opts.sample_size,
-                     pinned=pinned, weights=opts.weights, with_stability=opts.with_stability)
-        params = study.best_params
-    reducer, clusterer = default_parts(n, params, seed)
-    result = cluster_vectors(vectors, opts.reducer or reducer, opts.clusterer or clusterer)
-    return result, study, params
-
-
 def garden(
     staging: StagingStore,
     embedder: Embedder,
@@ -218,14 +207,25 @@ def _steps(g: _Gardener, seed: int, trials: int, now: datetime,
                         reference=opts.decay_reference, salt=salt))
     g.commit(plan_invalidations(g.state, now=now, salt=salt))
     ids, vectors = g.concept_vectors()
-    result, study, params = _cluster(ids, vectors, seed, trials, pinned, opts)
+    settings = replace(_topic_settings(seed, trials, pinned, opts),
+                       previous_params=g.repo.latest_study_params())
+    plan, study = plan_topic_step(g.state, ids, vectors, settings, now=now, salt=salt)
     g.report.study = study
     if study is not None and g.prov is not None:
         g.repo.save_study({
             "id": stable_id("study", salt), "objective": f"{OBJECTIVE_DOC} {opts.weights}",
             "trials": study.trials, "best_params": study.best_params,
             "best_value": study.best_value, "pinned": study.pinned}, g.prov)
-    g.commit(plan_topics(g.state, ids, result, now=now, params=params, salt=salt))
+    g.commit(plan)
+
+
+def _topic_settings(seed: int, trials: int, pinned: Mapping[str, Any] | None,
+                    opts: GardenOptions) -> TopicSettings:
+    return TopicSettings(
+        seed=seed, trials=trials, pinned=dict(pinned or {}), sample_size=opts.sample_size,
+        with_stability=opts.with_stability, weights=opts.weights, recluster=opts.recluster,
+        drift_threshold=opts.drift_threshold, reassign_outliers=opts.reassign_outliers,
+        labeler=opts.labeler, reducer=opts.reducer, clusterer=opts.clusterer)
 
 
 def apply_checked(staging: StagingStore, plan: Plan, prov: Provenance) -> list[str]:

@@ -13,7 +13,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["LIVE_STATES", "TABLE_KEYS", "GardenState", "Row", "concept_names", "concept_text"]
+__all__ = [
+    "LIVE_STATES",
+    "TABLE_KEYS",
+    "GardenState",
+    "Row",
+    "concept_names",
+    "concept_text",
+    "label_text",
+]
 
 Row = dict[str, Any]
 
@@ -25,6 +33,8 @@ TABLE_KEYS: dict[str, tuple[str, ...]] = {
     "concept_links": ("from_concept_id", "to_concept_id", "kind"),
     "topics": ("id",),
     "topic_memberships": ("concept_id", "topic_id"),
+    "parent_topics": ("id",),
+    "topic_outliers": ("concept_id",),
 }
 
 #: Concept states the gardener treats as part of the live memory.
@@ -94,6 +104,16 @@ def concept_names(row: Mapping[str, Any]) -> str:
     aliases = row.get("aliases") or "[]"
     names = json.loads(aliases) if isinstance(aliases, str) else list(aliases)
     return "; ".join([str(row["title"]), *(str(name) for name in names)])
+
+
+def label_text(row: Mapping[str, Any], evidence: Iterable[Mapping[str, Any]]) -> str:
+    """The text a topic's keywords are drawn from: names plus the verbatim evidence quotes.
+
+    Titles alone are too short for c-TF-IDF to tell a topic's vocabulary from its neighbours';
+    the quotes are what the person actually said about the concept.
+    """
+    quotes = [str(span["quote"]) for span in evidence if span.get("quote")]
+    return ". ".join([concept_names(row), *quotes])
 
 
 def concept_text(row: Mapping[str, Any]) -> str:

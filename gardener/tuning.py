@@ -1,11 +1,17 @@
 """An Optuna study over UMAP + HDBSCAN hyperparameters against ``gardener.objective``.
 
-* Seeded ``TPESampler``: the same seed and data give the same trials and the same best params.
+* ``TPESampler`` with a fixed seed: the same data give the same trials and the same best params.
+  The hyperparameter search does not follow ``seed`` (which seeds UMAP and the row sample), so
+  the topics of two seeds differ by the embedding's randomness only, not by a different search.
 * Tuned on a seeded sample of at most ``sample_size`` vectors; the chosen ``min_cluster_size``
   is then scaled by ``n / sample`` for the full fit so the topic granularity found on the
   sample carries over.
-* UMAP parameters are categorical and each reduction is cached within the study, so trials that
-  only change HDBSCAN parameters cost milliseconds.
+* UMAP is fixed at BERTopic's recipe by default (n_neighbors 15, 5 components, min_dist 0):
+  a study then fits UMAP twice on the sample (the seed, and seed + 1 for the stability term)
+  and every trial only refits HDBSCAN, which costs milliseconds, so many trials are cheap.
+  ``umap_space`` widens the search (each extra UMAP choice costs two more reductions).
+* When the sample is all the data, the study's reduction with the chosen UMAP parameters is
+  returned (``StudyResult.reduced``) and the final fit reuses it instead of reducing again.
 * Pinned parameters are used as given; when every parameter is pinned there is no study at all.
 """
 
@@ -30,18 +36,20 @@ from gardener.objective import (
 )
 from gardener.reduce import exact_knn, make_umap
 
-__all__ = ["SEARCH_SPACE", "TUNING_EPOCHS", "StudyResult", "scale_params", "tune"]
+__all__ = ["SAMPLER_SEED", "SEARCH_SPACE", "TUNING_EPOCHS", "StudyResult", "scale_params", "tune"]
 
 #: The search space; UMAP parameters are categorical so reductions can be cached.
 SEARCH_SPACE: dict[str, Any] = {
-    "n_neighbors": [10, 15, 30, 50],
-    "n_components": [5, 10],
-    "min_dist": [0.0, 0.1],
-    "min_cluster_size": "int, log scale, [max(5, m/500), max(10, m/10)] for a sample of m",
+    "n_neighbors": [15],
+    "n_components": [5],
+    "min_dist": [0.0],
+    "min_cluster_size": "int, log scale, [max(10, m/200), max(20, m/10)] for a sample of m",
     "min_samples": "int, [1, min(min_cluster_size, 50)]",
     "cluster_selection_method": ["eom", "leaf"],
 }
 _UMAP_KEYS = ("n_neighbors", "n_components", "min_dist")
+#: The study's sampler seed (fixed, see the module doc).
+SAMPLER_SEED = 0
 #: UMAP epochs per trial (UMAP's default is 500 below 10k rows; 200 ranks parameters the same).
 TUNING_EPOCHS = 200
 
@@ -54,18 +62,23 @@ class StudyResult:
     sample_size: int = 0
     pinned: bool = False
     objective: str = OBJECTIVE_DOC
+    #: the sample's reduction with the best UMAP params when the sample is all the data
+    reduced: npt.NDArray[np.float32] | None = field(default=None, repr=False)
 
 
 class _Objective:
     def __init__(
         self, sample: npt.NDArray[np.float32], seed: int, pinned: Mapping[str, Any],
         weights: ObjectiveWeights, with_stability: bool, population: int,
+        space: Mapping[str, Any],
     ) -> None:
         self.sample, self.seed, self.pinned = sample, seed, dict(pinned)
+        self.space = dict(space)
         self.population = population
         self.weights, self.with_stability = weights, with_stability
         self.cache: dict[tuple[Any, ...], npt.NDArray[np.float32]] = {}
-        self.knn = exact_knn(sample, min(max(SEARCH_SPACE["n_neighbors"]), len(sample) - 1))
+        widest = max([*self.space["n_neighbors"], int(self.pinned.get("n_neighbors", 0))])
+        self.knn = exact_knn(sample, min(widest, len(sample) - 1))
 
     def reduced(self, params: Mapping[str, Any], seed: int) -> npt.NDArray[np.float32]:
         key = (*(params[k] for k in _UMAP_KEYS), seed)
@@ -83,9 +96,10 @@ class _Objective:
             params[key] = self.pinned[key] if key in self.pinned else suggest()
 
         for key in (*_UMAP_KEYS, "cluster_selection_method"):
-            choices = [c for c in SEARCH_SPACE[key] if key != "n_neighbors" or c < m]
+            choices = [c for c in self.space[key] if key != "n_neighbors" or c < m]
+            choices = choices or [m - 1]
             pick(key, lambda k=key, c=choices: trial.suggest_categorical(k, c))
-        low, high = max(5, m // 500), max(10, m // 10)
+        low, high = min(max(10, m // 200), m // 2), max(20, m // 10)
         pick("min_cluster_size", lambda: trial.suggest_int("min_cluster_size", low, high, log=True))
         top = min(int(params["min_cluster_size"]), 50)
         pick("min_samples", lambda: trial.suggest_int("min_samples", 1, top))
@@ -130,6 +144,7 @@ def tune(
     pinned: Mapping[str, Any] | None = None,
     weights: ObjectiveWeights | None = None,
     with_stability: bool = True,
+    umap_space: Mapping[str, Any] | None = None,
 ) -> StudyResult:
     """Best params for ``vectors`` (already scaled to ``len(vectors)``) and every trial."""
     pinned = dict(pinned or {})
@@ -143,15 +158,18 @@ def tune(
     rng = np.random.default_rng(seed)
     index = np.sort(rng.choice(n, size=sample_size, replace=False)) if n > sample_size else None
     sample = vectors if index is None else vectors[index]
-    objective = _Objective(sample, seed, pinned, weights or ObjectiveWeights(), with_stability, n)
+    space = {**SEARCH_SPACE, **(umap_space or {})}
+    objective = _Objective(sample, seed, pinned, weights or ObjectiveWeights(), with_stability, n,
+                           space)
     study = optuna.create_study(direction="maximize",
-                                sampler=optuna.samplers.TPESampler(seed=seed))
+                                sampler=optuna.samplers.TPESampler(seed=SAMPLER_SEED))
     study.optimize(objective, n_trials=trials)
     records = [
         {"number": t.number, "value": t.value, **t.user_attrs} for t in study.trials
     ]
     best = study.best_trial.user_attrs["params"]
+    reduced = objective.reduced(best, seed) if index is None else None
     return StudyResult(
         scale_params(best, len(sample), n), float(study.best_value), records, len(sample),
-        pinned=bool(pinned),
+        pinned=bool(pinned), reduced=reduced,
     )

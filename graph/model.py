@@ -9,6 +9,9 @@ they compare as text on every engine.
 Concept relations are ONE relationship type, ``RELATES``, with the kind in its ``relation``
 property (causes, conflicts_with, supports, instance_of, enables): one table to declare,
 one bitemporal query for ``as_of``. ``MERGED_INTO`` and ``SPLIT_INTO`` are their own types.
+Topics form a two-level hierarchy: parent topics are ``Topic`` nodes too (no ``BELONGS_TO``
+edge ends at them; their ``size`` counts the concepts under them) and ``SUBTOPIC_OF`` goes from
+a topic to its parent, so a person drills down parent -> topics -> concepts -> messages.
 Edges carry a deterministic ``id``; for evidence and relations it is the staging row id.
 """
 
@@ -41,6 +44,7 @@ __all__ = [
     "RelatesEdge",
     "Row",
     "SegmentNode",
+    "SubtopicEdge",
     "TopicNode",
     "WindowMessage",
 ]
@@ -150,6 +154,12 @@ class BelongsToEdge(_Edge):
     run_id: str
 
 
+class SubtopicEdge(_Edge):
+    plan_id: str | None
+    active: bool
+    run_id: str
+
+
 class RelatesEdge(_Edge):
     relation: str
     confidence: float
@@ -228,6 +238,7 @@ EDGE_SPECS: tuple[EdgeSpec, ...] = tuple(
         ("RELATES", "Concept", "Concept", RelatesEdge),
         ("MERGED_INTO", "Concept", "Concept", ConceptLinkEdge),
         ("SPLIT_INTO", "Concept", "Concept", ConceptLinkEdge),
+        ("SUBTOPIC_OF", "Topic", "Topic", SubtopicEdge),
     )
 )
 

@@ -13,6 +13,7 @@ from gardener.service import GardenOptions, GardenReport, garden, revert_plan
 from pipeline.embeddings import build_embedder
 from pipeline.errors import ConfigurationError, MissingExtraError
 from pipeline.settings import Settings
+from pipeline.topic_labels import llm_labeler
 from staging import StagingStore
 from staging.errors import StoreNotFound
 from staging.gardener_repo import GardenerRepo
@@ -85,39 +86,49 @@ def garden_store(
     seed: int | None = None,
     pinned: Mapping[str, Any] | None = None,
     now: datetime | None = None,
+    recluster: bool = False,
+    reassign_outliers: bool = False,
 ) -> GardenReport:
     """Garden the store's staging db once (see ``gardener.service``).
 
     Decay measures age against the latest evidence time in the store, not the wall clock, so
-    gardening an old export does not turn every concept weak at once.
+    gardening an old export does not turn every concept weak at once. Topics are re-clustered
+    only on ``recluster``, on drift or when there are none yet; otherwise new concepts join
+    their nearest topics (see ``gardener.topic_step``). With an LLM endpoint configured, a
+    re-cluster names its topics through it (``pipeline.topic_labels``).
     """
     check_trials(trials)
     if not settings.staging_db.exists():
         raise StoreNotFound(f"no staging database in {settings.store}",
                             "run `conceptmem run PATH...` (or ingest + extract) first")
-    for module, package in (("umap", "umap-learn"), ("hdbscan", "hdbscan"), ("optuna", "optuna")):
+    for module, package in (("umap", "umap-learn"), ("hdbscan", "hdbscan"), ("optuna", "optuna"),
+                            ("stopwordsiso", "stopwordsiso"), ("py3langid", "py3langid")):
         if importlib.util.find_spec(module) is None:
             raise MissingExtraError(package)
     staging = StagingStore.open(settings.staging_db)
     try:
-        latest = GardenerRepo(staging.db).latest_seen()
-        options = GardenOptions(
-            decay_reference=datetime.fromisoformat(latest) if latest else None,
-            merge_threshold=settings.garden_merge_threshold,
-            decay_after_days=settings.garden_decay_after_days,
-            user_scope=settings.user_scope,
-            assistant_scope=settings.assistant_scope,
-        )
-        return garden(
-            staging,
-            build_embedder(settings),
-            seed=settings.garden_seed if seed is None else seed,
-            trials=settings.garden_trials if trials is None else trials,
-            dry_run=dry_run,
-            now=now or datetime.now(UTC),
-            pinned_params=pinned,
-            options=options,
-        )
+        with llm_labeler(settings, staging, dry_run) as labeler:
+            latest = GardenerRepo(staging.db).latest_seen()
+            options = GardenOptions(
+                decay_reference=datetime.fromisoformat(latest) if latest else None,
+                merge_threshold=settings.garden_merge_threshold,
+                decay_after_days=settings.garden_decay_after_days,
+                user_scope=settings.user_scope,
+                assistant_scope=settings.assistant_scope,
+                recluster=recluster,
+                reassign_outliers=reassign_outliers,
+                labeler=labeler,
+            )
+            return garden(
+                staging,
+                build_embedder(settings),
+                seed=settings.garden_seed if seed is None else seed,
+                trials=settings.garden_trials if trials is None else trials,
+                dry_run=dry_run,
+                now=now or datetime.now(UTC),
+                pinned_params=pinned,
+                options=options,
+            )
     finally:
         staging.close()
 
@@ -146,7 +157,12 @@ def summary_lines(report: GardenReport, limit: int = 20) -> list[str]:
         for action in plan.actions[:limit]:
             lines.append("  " + _describe(action))
         if plan.step == "topics":
-            lines.append(f"  outliers (no topic): {plan.stats.get('outliers', 0)}")
+            stats = plan.stats
+            lines.append(f"  {stats.get('mode', 'full')} ({stats.get('reason', 'drift')}"
+                         f" {stats.get('drift', 0):.0%}): {stats.get('topics', 0)} topics"
+                         f" under {stats.get('parents', 0)} parents, largest"
+                         f" {stats.get('largest_share', 0):.0%} of assigned")
+            lines.append(f"  outliers (no topic): {stats.get('outliers', 0)}")
     if report.study is not None:
         lines.append(f"study: {len(report.study.trials)} trials, best {report.study.best_value}"
                      f" with {report.study.best_params}")
@@ -163,5 +179,11 @@ def _describe(action: Mapping[str, Any]) -> str:
         return f"decay {action['title']!r}: {action['from']} -> {action['to']}"
     if kind == "topic":
         return f"topic {action['label']!r} ({action['size']} concepts)"
+    if kind == "parent_topic":
+        return f"parent topic {action['label']!r} ({len(action['children'])} topics)"
+    if kind == "topic_assign":
+        return f"assign {action['concept']} -> topic {action['topic']}"
+    if kind.startswith("topic_"):
+        return f"{kind.removeprefix('topic_')} {action['topic']} ({action['size']} concepts)"
     return (f"{kind} {action['type']} {action['source']} -> {action['target']}"
             f" (invalid_at {action['invalid_at']})")

@@ -16,6 +16,8 @@ Error policy (two levels):
   inside an otherwise readable file is written to the ``quarantine`` table with the file, the
   record (index/line and id) and the reason, and every other record is stored. A re-import
   does not duplicate quarantine rows.
+* **A forced ``--format`` that rejects every record is a file-level error**: the file is not
+  that format, so nothing of it (not even quarantine rows) is stored.
 
 Ids are content-addressed (see :mod:`pipeline.importers.base`), so re-importing a file adds no
 rows, and a newer export of the same account adds only its new conversations and messages

@@ -33,3 +33,4 @@ export NUMBA_CACHE_DIR="${NUMBA_CACHE_DIR:-$HOME/.cache/conceptmem/numba}"
 .venv/bin/mypy
 if [ "${CI:-}" = "true" ]; then bash .ci/fresh_install.sh; fi  # pip install . in a fresh venv, run the sample
 .venv/bin/python -m pytest --timeout=900 "$@"
+bash .ci/notebooks.sh  # executes notebooks/*.ipynb on the bundled sample; a failing cell fails

@@ -47,6 +47,9 @@ def open_database(path: Path | str) -> sqlite_utils.Database:
     """
     if str(path) != ":memory:":
         _make_parent(Path(path))
+        if Path(path).is_dir():
+            raise StoreUnavailable(f"{path} is a directory, not a database file",
+                                   "move it out of the store (the database is created anew)")
     try:
         conn = sqlite3.connect(str(path), isolation_level=None, check_same_thread=False)
     except sqlite3.Error as exc:

@@ -23,7 +23,8 @@ from staging.staging_store import Provenance
 __all__ = ["GARDEN_TABLES", "GardenerRepo", "PlanNotRevertible"]
 
 GARDEN_TABLES = (
-    "concepts", "evidence", "relations", "concept_links", "topics", "topic_memberships"
+    "concepts", "evidence", "relations", "concept_links", "topics", "topic_memberships",
+    "parent_topics", "topic_outliers",
 )
 _REVERT_ACTION = {"merge": "unmerge", "split": "unsplit"}
 
@@ -50,6 +51,13 @@ class GardenerRepo:
         """The latest ``last_seen`` of any concept (the memory's "present"), if any."""
         row = self.db.execute("SELECT MAX(last_seen) FROM concepts").fetchone()
         return None if row is None else row[0]
+
+    def latest_study_params(self) -> dict[str, Any] | None:
+        """The best parameters of the most recent topic study, if there was one."""
+        row = self.db.execute(
+            "SELECT best_params FROM gardener_studies ORDER BY written_at DESC, rowid DESC"
+            " LIMIT 1").fetchone()
+        return None if row is None else dict(json.loads(row[0]))
 
     def plan_row(self, plan_id: str) -> dict[str, Any] | None:
         rows = self._rows("SELECT * FROM gardener_plans WHERE id = ?", [plan_id])

@@ -4,13 +4,15 @@ Every stage that writes a store (ingest, extract, garden, sync, run) holds ``DIR
 for as long as it runs. The lock is an OS file lock (``filelock``: ``flock`` on POSIX), so the
 kernel releases it when its process dies, however it dies: a lock whose holder crashed is simply
 free again. Who holds it is written next to it (``DIR/writer.json``: stage, pid, start time) so
-that a refused writer can say "store S is busy: extract started by pid N at T".
+that a refused writer can say "store S is busy: extract started by pid N at T"; the writer
+removes it, while it still holds the lock, when it finishes.
 
 A writer that takes the lock first closes the runs a dead writer left ``started``: they are
 marked ``interrupted`` (their stage is resumable; the next run redoes the work). Readers never
 take the lock; SQLite's WAL lets them read while a writer writes.
 
-Nested use in one process (``run`` calls ingest, then extract...) is re-entrant.
+Nested use in one thread (``run`` calls ingest, then extract...) is re-entrant; another
+thread of the same process is a second writer like any other.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ __all__ = ["LockHolder", "StoreSettings", "holder", "recover_interrupted", "requ
 
 LOCK_NAME = "writer.lock"
 HOLDER_NAME = "writer.json"
-_held: dict[Path, int] = {}
+_held: dict[tuple[Path, int], int] = {}
 _guard = threading.Lock()
 
 
@@ -87,11 +89,23 @@ def _prepare(store: Path, create: bool) -> None:
                                "fix its permissions or pass a --store you can write")
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OSError):  # exists but not ours, or no way to tell
+        return True
+    return True
+
+
 def _busy(store: Path, waited: float) -> StoreBusy:
+    found = None
     for _ in range(10):  # the holder writes writer.json right after it takes the lock
         found = holder(store)
-        if found is not None and found.pid != os.getpid():
+        if found is not None and _alive(found.pid):
             break
+        found = None
         time.sleep(0.05)
     what = found.describe() if found is not None else "another writer holds it"
     waited_text = f" (waited {waited:g} s)" if waited > 0 else ""
@@ -129,27 +143,29 @@ def writer_lock(
     store directory (ingest); otherwise a missing store raises ``StoreNotFound``.
     """
     path = Path(store).absolute()
+    key = (path, threading.get_ident())  # re-entrant in one thread; other threads wait too
     with _guard:
-        depth = _held.get(path, 0)
+        depth = _held.get(key, 0)
         if depth:
-            _held[path] = depth + 1
+            _held[key] = depth + 1
     if depth:
         try:
             yield
         finally:
             with _guard:
-                _held[path] -= 1
+                _held[key] -= 1
         return
     _prepare(path, create)
     lock = _acquire(path, stage, wait_s)
     with _guard:
-        _held[path] = 1
+        _held[key] = 1
     try:
         recover_interrupted(path / "staging.db")
         yield
     finally:
         with _guard:
-            del _held[path]
+            del _held[key]
+        (path / HOLDER_NAME).unlink(missing_ok=True)  # while still holding: no race
         lock.release()
 
 

@@ -195,13 +195,36 @@ def _concepts(db: sqlite_utils.Database) -> list[Row]:
 
 
 def _topics(db: sqlite_utils.Database) -> list[Row]:
+    """Topics and parent topics (both ``Topic`` nodes), by id."""
+    sql = ("SELECT id, user_scope, assistant_scope, label, keywords, size, active, plan_id,"
+           " run_id FROM topics")
+    if _has_table(db, "parent_topics"):
+        sql += (" UNION ALL SELECT id, user_scope, assistant_scope, label, keywords, size,"
+                " active, plan_id, run_id FROM parent_topics")
     return [
         with_hash({
             "id": r["id"], **_scopes(r), "label": r["label"], "keywords": r["keywords"],
             "size": int(r["size"]), "active": bool(r["active"]), "plan_id": r["plan_id"],
             "run_id": r["run_id"],
         })
-        for r in _rows(db, "SELECT * FROM topics ORDER BY id")
+        for r in _rows(db, f"SELECT * FROM ({sql}) ORDER BY id")
+    ]
+
+
+def _subtopic_of(db: sqlite_utils.Database) -> list[Row]:
+    """Topic -> parent topic; follows the topic's own ``active`` and plan."""
+    columns = {column.name for column in db["topics"].columns}
+    if "parent_id" not in columns:
+        return []
+    sql = ("SELECT id, parent_id, user_scope, assistant_scope, active, plan_id, run_id"
+           " FROM topics WHERE parent_id IS NOT NULL ORDER BY id")
+    return [
+        with_hash({
+            "id": f"{r['id']}|{r['parent_id']}", "src": r["id"], "dst": r["parent_id"],
+            **_scopes(r), "plan_id": r["plan_id"], "active": bool(r["active"]),
+            "run_id": r["run_id"],
+        })
+        for r in _rows(db, sql)
     ]
 
 
@@ -273,6 +296,7 @@ _STAGING: dict[str, tuple[str, Callable[[sqlite_utils.Database], list[Row]]]] = 
     "RELATES": ("relations", _relates),
     "MERGED_INTO": ("concept_links", _links("merged_into")),
     "SPLIT_INTO": ("concept_links", _links("split_into")),
+    "SUBTOPIC_OF": ("topics", _subtopic_of),
 }
 
 

@@ -250,4 +250,40 @@ def _initial(db: sqlite_utils.Database) -> None:
     )
 
 
+def _topics_hierarchy(db: sqlite_utils.Database) -> None:
+    execute_script(
+        db,
+        f"""
+        -- A topic's parent in the topic hierarchy (NULL: a top-level topic).
+        ALTER TABLE topics ADD COLUMN parent_id TEXT;
+        -- How a concept joined its topic: cluster (the clustering put it there), nearest (an
+        -- outlier reassigned to its nearest topic, on request) or incremental (a new concept
+        -- assigned to an existing topic without a re-cluster).
+        ALTER TABLE topic_memberships ADD COLUMN assignment TEXT NOT NULL DEFAULT 'cluster';
+
+        -- Parent topics: groups of topics (agglomerative clustering of topic centroids).
+        CREATE TABLE parent_topics (
+            id TEXT PRIMARY KEY,
+            label TEXT NOT NULL,
+            keywords TEXT NOT NULL,
+            size INTEGER NOT NULL,           -- concepts under it (sum of its topics' sizes)
+            children INTEGER NOT NULL,       -- topics under it
+            active INTEGER NOT NULL DEFAULT 1,
+            plan_id TEXT,{_PROV}
+        );
+
+        -- Concepts the last clustering or assignment left in no topic, visibly, with the
+        -- nearest topic and its cosine similarity (what a reassignment would have chosen).
+        CREATE TABLE topic_outliers (
+            concept_id TEXT PRIMARY KEY,
+            nearest_topic_id TEXT,
+            similarity REAL,
+            active INTEGER NOT NULL DEFAULT 1,
+            plan_id TEXT,{_PROV}
+        );
+        """,
+    )
+
+
 STAGING_MIGRATIONS: list[Migration] = [Migration("0001_initial", _initial)]
+STAGING_MIGRATIONS.append(Migration("0002_topics_hierarchy", _topics_hierarchy))

@@ -29,7 +29,8 @@ app = typer.Typer(
 )
 
 # Each module defines register(app); one module per stage keeps this file small.
-COMMAND_MODULES = ("ingest", "stats", "extract", "run", "sync", "lineage", "garden")
+COMMAND_MODULES = ("ingest", "stats", "extract", "run", "sync", "lineage", "garden",
+                   "search", "eval")
 
 
 @app.callback()

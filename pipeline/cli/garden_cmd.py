@@ -26,6 +26,14 @@ def garden(
         list[str] | None,
         typer.Option("--param", help="Pin a clustering parameter, e.g. min_cluster_size=20."),
     ] = None,
+    recluster: Annotated[
+        bool, typer.Option("--recluster",
+                           help="Re-cluster topics even when few concepts changed.")
+    ] = False,
+    reassign_outliers: Annotated[
+        bool, typer.Option("--reassign-outliers",
+                           help="Move outliers within a topic's radius into it (recorded).")
+    ] = False,
     revert: Annotated[
         str | None, typer.Option("--revert", help="Undo an applied plan (e.g. unmerge) by id.")
     ] = None,
@@ -36,8 +44,10 @@ def garden(
         emit(f"reverted {plan.step} plan {plan.id} ({len(plan.changes)} rows restored)")
         return
     check_trials(trials)
-    pinned = parse_params(param or []) or None
-    report = garden_store(settings_from(ctx), dry_run=dry_run, trials=trials, seed=seed,
-                          pinned=pinned)
+    report = garden_store(
+        settings_from(ctx), dry_run=dry_run, trials=trials, seed=seed,
+        pinned=parse_params(param or []) or None, recluster=recluster,
+        reassign_outliers=reassign_outliers,
+    )
     for line in summary_lines(report):
         emit(line)

@@ -23,7 +23,7 @@ from staging.db import transaction
 PROV = {"run_id": "run_test", "user_scope": "u", "assistant_scope": "a",
         "writer": "test", "written_at": "2026-01-01T00:00:00+00:00"}
 GARDEN_TABLES = ("concepts", "evidence", "relations", "concept_links", "topics",
-                 "topic_memberships")
+                 "topic_memberships", "parent_topics", "topic_outliers")
 
 
 class WordEmbedder:

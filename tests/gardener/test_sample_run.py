@@ -40,6 +40,10 @@ def test_sample_run_yields_topics_in_staging_and_both_graphs(
     members = staging.execute(
         "SELECT COUNT(*) FROM topic_memberships WHERE active = 1").fetchone()[0]
     assert topics >= 2 and members >= topics
+    parents = staging.execute("SELECT COUNT(*) FROM parent_topics").fetchone()[0]
+    children = staging.execute(
+        "SELECT COUNT(*) FROM topics WHERE parent_id IS NOT NULL").fetchone()[0]
+    assert children >= 2 * parents  # a parent topic groups two topics or more
     assert staging.execute(
         "SELECT COUNT(*) FROM gardener_plans WHERE status = 'applied' AND step = 'topics'"
     ).fetchone()[0] == 1
@@ -52,4 +56,5 @@ def test_sample_run_yields_topics_in_staging_and_both_graphs(
             counts = graph.counts()
         finally:
             graph.close()
-        assert (counts["Topic"], counts["BELONGS_TO"]) == (topics, members), backend
+        assert (counts["Topic"], counts["BELONGS_TO"], counts["SUBTOPIC_OF"]) == (
+            topics + parents, members, children), backend

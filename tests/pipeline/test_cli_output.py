@@ -84,3 +84,19 @@ def test_install_hints_keep_their_brackets(
     monkeypatch.setitem(sys.modules, "neo4j", None)  # the Neo4j driver is an extra
     assert _cli(settings, "cypher", "RETURN 1", "--backend", "neo4j") == 1
     assert "pip install 'conceptmem[neo4j]'" in capsys.readouterr().err
+
+
+def test_search_results_print_message_text_as_text(
+    settings: Settings, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    export = tmp_path / "hostile.jsonl"
+    line = {"conversation_id": "c1", "id": "m1", "role": "user",
+            "content": f"learning Rust {TERMINAL} every day", "timestamp": "2024-06-01T09:00:00Z"}
+    export.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    assert _cli(settings, "ingest", str(export)) == 0
+    capsys.readouterr()
+    for extra in ((), ("--json",)):
+        assert _cli(settings, "search", "Rust", "--k", "1", *extra) == 0
+        captured = capsys.readouterr()
+        _assert_inert(captured.out + captured.err)
+    assert json.loads(captured.out)[0]["excerpt"].startswith("learning Rust [/]")

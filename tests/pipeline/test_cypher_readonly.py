@@ -10,8 +10,9 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "graph"))
 
-from builders import build_store
+from builders import build_store, require_neo4j
 
+from graph import GraphError, open_graph
 from graph.ladybug_backend import LadybugGraph
 from graph.readonly import write_clauses
 from pipeline.cli.app import main
@@ -107,3 +108,28 @@ def test_verify_compares_content_so_a_forged_quote_is_drift(
     assert _cli(synced, "verify") == 0
     assert "in sync" in capsys.readouterr().out
     assert "forged" not in _quotes(synced, capsys)
+
+
+@pytest.mark.neo4j
+def test_neo4j_reads_in_read_mode_and_writes_only_with_the_flag(
+    settings: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    require_neo4j(settings)
+    build_store(settings)
+    assert _cli(settings, "sync", "--backend", "neo4j") == 0
+    reader = open_graph(settings, "neo4j", read_only=True)
+    try:  # the engine refuses too, whatever the query text looks like
+        with pytest.raises(GraphError, match="read access mode"):
+            reader.run_cypher("CREATE (:Topic {id: 'probe'})")
+    finally:
+        reader.close()
+    capsys.readouterr()
+    assert _cli(settings, "cypher", "MATCH (t:Topic) SET t.label = 'x'", "--backend",
+                "neo4j") == 1
+    assert "pass --write to write to Neo4j anyway" in capsys.readouterr().err
+    assert _cli(settings, "verify", "--backend", "neo4j") == 0
+    capsys.readouterr()
+    assert _cli(settings, "cypher", "MATCH (t:Topic) SET t.label = 'x' RETURN count(t) AS n",
+                "--backend", "neo4j", "--write", "--json") == 0
+    assert json.loads(capsys.readouterr().out)[0]["n"] > 0
+    assert _cli(settings, "verify", "--backend", "neo4j") == 1  # the write shows as drift

@@ -65,7 +65,8 @@ def test_store_that_cannot_be_created(tmp_path: Path, capsys: pytest.CaptureFixt
     assert code == 1 and "cannot create the store directory" in text and "hint:" in text
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root can write a read-only directory")
+@pytest.mark.skipif(getattr(os, "geteuid", lambda: 1)() == 0,
+                    reason="root can write a read-only directory")
 def test_store_that_is_not_writable(settings: Settings, capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["--store", str(settings.store), "ingest", str(CLAUDE)]) == 0
     settings.store.chmod(0o555)
@@ -86,6 +87,20 @@ def test_corrupt_source_db(settings: Settings, capsys: pytest.CaptureFixture[str
         assert f"{settings.source_db}: not a readable SQLite database" in text
         assert "restore" in text
     assert settings.source_db.read_bytes() == garbage
+
+
+def test_truncated_source_db_and_a_directory_in_its_place(
+    settings: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--store", str(settings.store), "ingest", str(CLAUDE)]) == 0
+    whole = settings.source_db.read_bytes()
+    settings.source_db.write_bytes(whole[: len(whole) // 3])
+    code, text = _run(capsys, settings.store, "stats")
+    assert code == 1 and f"{settings.source_db}: not a readable SQLite database" in text
+    settings.source_db.unlink()
+    settings.source_db.mkdir()
+    code, text = _run(capsys, settings.store, "ingest", str(CLAUDE))
+    assert code == 1 and f"{settings.source_db} is a directory, not a database file" in text
 
 
 def test_malformed_neo4j_uri(

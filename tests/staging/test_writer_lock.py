@@ -143,3 +143,30 @@ def test_two_concurrent_extracts_never_duplicate(settings: Settings) -> None:
     assert _counts(store) == expected
     stages = json.dumps(_runs(store))
     assert "started" not in stages
+
+
+def test_the_lock_is_reentrant_in_a_thread_and_exclusive_across_threads(
+    settings: Settings,
+) -> None:
+    import threading
+
+    refused: list[str] = []
+
+    def second_writer() -> None:
+        try:
+            with writer_lock(settings.store, "ingest"):
+                refused.append("acquired")
+        except StoreBusy as exc:
+            refused.append(exc.message)
+
+    with writer_lock(settings.store, "extract", create=True):
+        with writer_lock(settings.store, "ingest"):  # run -> ingest: the same writer
+            found = holder(settings.store)
+            assert found is not None and (found.stage, found.pid) == ("extract", os.getpid())
+        thread = threading.Thread(target=second_writer)
+        thread.start()
+        thread.join()
+    assert len(refused) == 1 and f"busy: extract started by pid {os.getpid()}" in refused[0]
+    assert holder(settings.store) is None  # removed on release
+    with writer_lock(settings.store, "ingest"):  # free again
+        pass
