@@ -2,7 +2,9 @@
 
 :func:`visible_messages` is the single gate between the stores and every route: it applies the
 user/assistant scope as a hard filter and, with ``as_of``, hides messages written after it.
-A retention policy plugs in there. Everything else reads the :class:`Corpus` it returns.
+Retention (``pipeline.policy``) is applied there too: a message whose ``expires_at`` has passed is
+never visible. Everything else reads the :class:`Corpus` it returns, and every route drops a
+candidate that is not in it.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import json
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from staging import SourceStore
 
@@ -109,13 +112,23 @@ def _session(conversation_id: str, metadata: str) -> str:
     return conversation_id if value is None else f"{conversation_id}#{value}"
 
 
+# The retention half of pipeline.policy.VISIBLE_SQL, over the source db's messages table.
+_NOT_EXPIRED = (
+    "NOT EXISTS (SELECT 1 FROM message_policy p WHERE p.message_id = messages.id"
+    " AND p.expires_at IS NOT NULL AND p.expires_at <= ?)"
+)
+
+
 def visible_messages(source: SourceStore, visibility: Visibility) -> Corpus:
-    """The corpus a search may see: rows of this user and assistant scope (and <= as_of)."""
+    """The corpus a search may see: rows of this user and assistant scope, not expired by the
+    retention policy (evaluated now, also under ``as_of``: expired data is gone), and <= as_of."""
     sql = (
         "SELECT rowid, id, conversation_id, position, role, author, created_at, text,"
         " external_id, metadata FROM messages WHERE user_scope = ? AND assistant_scope = ?"
+        f" AND {_NOT_EXPIRED}"
     )
-    params: list[str] = [visibility.user_scope, visibility.assistant_scope]
+    params: list[str] = [visibility.user_scope, visibility.assistant_scope,
+                         datetime.now(UTC).isoformat()]
     if visibility.as_of is not None:
         sql += " AND (created_at IS NULL OR created_at <= ?)"
         params.append(visibility.as_of)
@@ -139,7 +152,8 @@ def visible_messages(source: SourceStore, visibility: Visibility) -> Corpus:
 
 
 def scope_clause(visibility: Visibility, alias: str = "") -> tuple[str, list[str]]:
-    """The same hard filter as :func:`visible_messages`, as SQL over a messages-like table."""
+    """The scope and as-of half of :func:`visible_messages`, as SQL over a messages-like table
+    (a prefilter for speed: retention is enforced by the corpus, which every route consults)."""
     prefix = f"{alias}." if alias else ""
     sql = f"{prefix}user_scope = ? AND {prefix}assistant_scope = ?"
     params = [visibility.user_scope, visibility.assistant_scope]

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from pipeline.embeddings import build_embedder
 from pipeline.errors import ConfigurationError
+from pipeline.policy import record_read
 from pipeline.retrieval.corpus import Corpus, MessageRow, Visibility, visible_messages
 from pipeline.retrieval.dense import DenseRoute, VectorIndex, query_encoder
 from pipeline.retrieval.fusion import Fused, rrf
@@ -47,11 +48,13 @@ class Searcher:
     """Search one store as one user/assistant scope. Build once, query many times."""
 
     def __init__(self, settings: Settings, visibility: Visibility | None = None,
-                 *, progress: Callable[[str], None] | None = None) -> None:
+                 *, progress: Callable[[str], None] | None = None,
+                 receipts: bool = True) -> None:
         if not settings.source_db.exists():
             raise NoStoreError(f"no store at {settings.store} (missing source.db)",
                                "run `conceptmem ingest FILE` or `conceptmem run FILE` first")
         self.settings = settings
+        self.receipts = receipts  # a content-free read receipt per search (seed 000)
         self.visibility = visibility or Visibility(settings.user_scope, settings.assistant_scope)
         say = progress or (lambda _msg: None)
         self.stores = _Stores(SourceStore.open(settings.source_db),
@@ -81,8 +84,13 @@ class Searcher:
         self.close()
 
     def search(self, request: SearchRequest, route: str = "memory") -> list[SearchResult]:
-        """The top ``request.k`` messages by ``route``."""
-        return [self._result(f) for f in self.rank(request, route)[: request.k]]
+        """The top ``request.k`` messages by ``route``, with a read receipt of what they used."""
+        results = [self._result(f) for f in self.rank(request, route)[: request.k]]
+        if self.receipts and results:
+            concepts = [s.id for r in results for p in r.paths for s in p if s.kind == "Concept"]
+            record_read(self.settings, "search", route, concepts,
+                        [r.message_id for r in results])
+        return results
 
     def rank(self, request: SearchRequest, route: str = "memory") -> list[Fused]:
         """Fused candidates by ``route`` (longer than k: evaluation reads deeper)."""
