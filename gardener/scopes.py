@@ -9,7 +9,7 @@ A row whose concept or children are unknown keeps its own columns. Pure: rows in
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 __all__ = ["Scope", "partition_rows"]
@@ -32,7 +32,7 @@ def _majority(scopes: Iterable[Scope]) -> Scope | None:
     return min(counts, key=lambda s: (-counts[s], s)) if counts else None
 
 
-def _topic_scopes(tables: Mapping[str, list[Mapping[str, Any]]],
+def _topic_scopes(tables: Mapping[str, Sequence[Mapping[str, Any]]],
                   concept: Mapping[str, Scope]) -> dict[str, Scope]:
     members: dict[str, list[Scope]] = {}
     for row in tables.get("topic_memberships", []):

@@ -70,6 +70,9 @@ class GardenOptions:
     #: the "present" decay measures age against (None: ``now``); e.g. the latest evidence time,
     #: so gardening an old export does not decay everything by wall-clock age.
     decay_reference: datetime | None = None
+    #: each scope's "present" is its own latest ``last_seen`` (``decay_reference`` the fallback),
+    #: so one user's newer export never ages another user's concepts
+    decay_reference_per_scope: bool = False
     user_scope: str = "default-user"
     assistant_scope: str = "default-assistant"
     reducer: Any = None
@@ -229,6 +232,14 @@ def _salt(now: datetime, run_id: str | None, scope: Scope, scopes: int) -> str:
     return base if scopes == 1 else f"{base}|{scope[0]}|{scope[1]}"
 
 
+def _decay_reference(state: GardenState, opts: GardenOptions) -> datetime | None:
+    seen = [str(row["last_seen"]) for row in state.table("concepts").values()
+            if row.get("last_seen")]
+    if not opts.decay_reference_per_scope or not seen:
+        return opts.decay_reference
+    return datetime.fromisoformat(max(seen))
+
+
 def _steps(g: _Gardener, seed: int, trials: int, now: datetime,
            pinned: Mapping[str, Any] | None, opts: GardenOptions, salt: str) -> None:
     g.commit(plan_merges(g.state, now=now, conversations=g.repo.message_conversations(),
@@ -237,7 +248,7 @@ def _steps(g: _Gardener, seed: int, trials: int, now: datetime,
                          min_part=opts.split_min_part, min_silhouette=opts.split_min_silhouette,
                          salt=salt))
     g.commit(plan_decay(g.state, now=now, after_days=opts.decay_after_days,
-                        reference=opts.decay_reference, salt=salt))
+                        reference=_decay_reference(g.state, opts), salt=salt))
     g.commit(plan_invalidations(g.state, now=now, salt=salt))
     ids, vectors = g.concept_vectors()
     settings = replace(_topic_settings(seed, trials, pinned, opts),
