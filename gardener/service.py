@@ -290,7 +290,12 @@ def apply_checked(staging: StagingStore, plan: Plan, prov: Provenance) -> list[s
 
 def revert_plan(staging: StagingStore, plan_id: str, *, user_scope: str = "default-user",
                 assistant_scope: str = "default-assistant") -> Plan:
-    """Undo an applied plan (unmerge, unsplit, ...) from its recorded prior values."""
+    """Undo an applied plan (unmerge, unsplit, ...) from its recorded prior values.
+
+    The revert is recorded under the plan's own scope (the given scope is the fallback)."""
+    row = GardenerRepo(staging.db).plan_row(plan_id)
+    if row is not None:
+        user_scope, assistant_scope = row["user_scope"], row["assistant_scope"]
     run = staging.start_run("garden-revert", {"plan_id": plan_id}, CODE_VERSION,
                             user_scope, assistant_scope)
     try:

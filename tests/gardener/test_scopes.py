@@ -112,3 +112,16 @@ def test_partition_follows_the_concept() -> None:
     assert [r["id"] for r in parts[("u2", "a")]["topics"]] == ["t1"]
     assert [r["id"] for r in parts[("u2", "a")]["parent_topics"]] == ["p1"]
     assert [r["id"] for r in parts[("u1", "a")]["concepts"]] == ["c1"]
+
+
+def test_revert_is_recorded_under_the_plans_scope(store: Path) -> None:
+    """Last in the module: it changes the store."""
+    plan = _rows(store, "SELECT id FROM gardener_plans WHERE user_scope = 'bob' AND status ="
+                        " 'applied' ORDER BY applied_at DESC, rowid DESC LIMIT 1")
+    assert plan, "gardening bob's export applied at least one plan"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("CONCEPTMEM_EMBEDDER", "hashing")
+        assert main(["--store", str(store), "garden", "--revert", str(plan[0][0])]) == 0
+    runs = _rows(store, "SELECT user_scope FROM runs WHERE stage = 'garden-revert'")
+    assert runs == [("bob",)]
+    assert _rows(store, CROSSING["merged_into"]) == []
