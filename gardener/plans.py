@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -37,7 +38,7 @@ __all__ = [
 ]
 
 PLAN_STEPS = ("merge", "split", "decay", "invalidate", "topics")
-CHECKS = ("stale", "dangling", "evidence", "cycles", "empty_topic")
+CHECKS = ("stale", "dangling", "evidence", "cycles", "empty_topic", "one_scope")
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,9 @@ class Plan:
     actions: list[dict[str, Any]] = field(default_factory=list)
     changes: list[RowChange] = field(default_factory=list)
     stats: dict[str, Any] = field(default_factory=dict)
+    #: the (user, assistant) scope the plan was computed for; it never touches another's rows
+    user_scope: str = ""
+    assistant_scope: str = ""
 
     @property
     def empty(self) -> bool:
@@ -80,6 +84,8 @@ class Plan:
             "actions": self.actions,
             "changes": self.change_dicts(),
             "stats": self.stats,
+            "user_scope": self.user_scope,
+            "assistant_scope": self.assistant_scope,
         }
 
     def to_json(self) -> str:
@@ -88,7 +94,8 @@ class Plan:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Plan:
         changes = [RowChange(**change) for change in data["changes"]]
-        return cls(data["id"], data["step"], list(data["actions"]), changes, dict(data["stats"]))
+        return cls(data["id"], data["step"], list(data["actions"]), changes, dict(data["stats"]),
+                   str(data.get("user_scope", "")), str(data.get("assistant_scope", "")))
 
     @classmethod
     def from_json(cls, text: str) -> Plan:
@@ -200,6 +207,32 @@ def _empty_topics(plan: Plan, after: GardenState) -> list[str]:
     return failures
 
 
+_CONCEPT_COLUMNS = {"concepts": ("id", "merged_into"), "topic_outliers": ("concept_id",),
+                    **{table: tuple(col for col, target in refs if target == "concepts")
+                       for table, refs in _REFERENCES.items() if table != "concepts"}}
+
+
+def _scope(row: Mapping[str, Any]) -> tuple[Any, Any]:
+    return row.get("user_scope"), row.get("assistant_scope")
+
+
+def _cross_scope(plan: Plan, after: GardenState) -> list[str]:
+    """A scoped plan may only write rows whose concepts are all of its scope."""
+    if not plan.user_scope:
+        return []
+    scope = (plan.user_scope, plan.assistant_scope)
+    failures = []
+    for change in plan.changes:
+        row = after.table(change.table).get(_row_key(change)) or {}
+        for column in _CONCEPT_COLUMNS.get(change.table, ()):
+            concept = after.concept(row[column]) if row.get(column) else None
+            # a row this plan inserts has no scope yet: it is written with the plan's own
+            if concept is not None and concept.get("user_scope") and _scope(concept) != scope:
+                failures.append(f"one_scope: {change.table} {_row_key(change)} -> {column}="
+                                f"{row[column]} is of another scope than {'/'.join(scope)}")
+    return failures
+
+
 def check_plan(plan: Plan, state: GardenState) -> list[str]:
     """Every failed check, named; an empty list means the plan may be applied."""
     failures = _stale(plan, state)
@@ -208,6 +241,7 @@ def check_plan(plan: Plan, state: GardenState) -> list[str]:
     failures += _evidence(plan, after)
     failures += _cycles(after)
     failures += _empty_topics(plan, after)
+    failures += _cross_scope(plan, after)
     return failures
 
 

@@ -5,6 +5,10 @@ plans exactly what a real run would apply). A real run stores every plan in ``ga
 and applies it in one transaction with concept revisions as the receipt; a plan that fails a
 check is recorded as ``rejected``, nothing of it is applied, and ``PlanCheckFailed`` says why.
 A dry run writes nothing at all, not even embeddings.
+
+The gardener works per (user_scope, assistant_scope) pair (``gardener.scopes``): each scope's
+rows are planned over on their own, so no merge, split, invalidation, repoint or topic ever
+links two scopes; every plan names its scope and is stored with that scope's provenance.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from gardener.lifecycle import plan_decay, plan_merges
 from gardener.merging import MAX_GROUP
 from gardener.objective import OBJECTIVE_DOC, ObjectiveWeights
 from gardener.plans import CHECKS, Plan, check_plan, validate_plan
+from gardener.scopes import Scope, partition_rows
 from gardener.splits import plan_splits, split_candidates
 from gardener.state import GardenState, concept_text
 from gardener.topic_step import DRIFT_THRESHOLD, TopicSettings, plan_topic_step
@@ -30,6 +35,7 @@ from gardener.topics import TopicLabeler
 from gardener.tuning import StudyResult
 from ontology import Embedder, stable_id, text_hash
 from staging import Provenance, StagingStore
+from staging.db import utc_now
 from staging.gardener_repo import GardenerRepo
 
 __all__ = [
@@ -64,6 +70,9 @@ class GardenOptions:
     #: the "present" decay measures age against (None: ``now``); e.g. the latest evidence time,
     #: so gardening an old export does not decay everything by wall-clock age.
     decay_reference: datetime | None = None
+    #: each scope's "present" is its own latest ``last_seen`` (``decay_reference`` the fallback),
+    #: so one user's newer export never ages another user's concepts
+    decay_reference_per_scope: bool = False
     user_scope: str = "default-user"
     assistant_scope: str = "default-assistant"
     reducer: Any = None
@@ -88,20 +97,32 @@ class GardenReport:
         return f"{'; '.join(parts)} ({mode})"
 
     def figures(self) -> dict[str, Any]:
-        topics = self.plan("topics")
         return {
             "dry_run": self.dry_run,
             "run_id": self.run_id,
             "applied_plans": len(self.applied),
-            **{plan.step: {k: v for k, v in plan.stats.items() if k != "outlier_ids"}
-               for plan in self.plans},
-            "topic_labels": [a["label"] for a in topics.actions
-                             if a["action"] == "topic"] if topics else [],
+            **_step_figures(self.plans),
+            "scopes": sorted({f"{p.user_scope}|{p.assistant_scope}" for p in self.plans}),
+            "topic_labels": [a["label"] for plan in self.plans if plan.step == "topics"
+                             for a in plan.actions if a["action"] == "topic"],
             "study": None if self.study is None else {
                 "best_params": self.study.best_params, "best_value": self.study.best_value,
                 "trials": len(self.study.trials), "sample_size": self.study.sample_size,
                 "pinned": self.study.pinned},
         }
+
+
+def _step_figures(plans: Sequence[Plan]) -> dict[str, dict[str, Any]]:
+    """Each step's stats; over several scopes, numbers are summed (other values: the last)."""
+    out: dict[str, dict[str, Any]] = {}
+    for plan in plans:
+        step = out.setdefault(plan.step, {})
+        for key, value in plan.stats.items():
+            if key == "outlier_ids":
+                continue
+            summable = isinstance(value, int | float) and not isinstance(value, bool)
+            step[key] = step[key] + value if summable and key in step else value
+    return out
 
 
 def _short(stats: Mapping[str, Any]) -> str:
@@ -132,13 +153,16 @@ class _Vectors:
 
 
 class _Gardener:
-    def __init__(self, staging: StagingStore, embed: _Vectors, report: GardenReport,
-                 prov: Provenance | None) -> None:
-        self.repo = GardenerRepo(staging.db)
-        self.state = GardenState.from_rows(self.repo.load_rows())
+    """One scope's gardening: its rows, its provenance; plans are stamped with its scope."""
+
+    def __init__(self, repo: GardenerRepo, rows: Mapping[str, Any], scope: Scope,
+                 embed: _Vectors, report: GardenReport, prov: Provenance | None) -> None:
+        self.repo, self.scope = repo, scope
+        self.state = GardenState.from_rows(rows)
         self.embed, self.report, self.prov = embed, report, prov
 
     def commit(self, plan: Plan) -> None:
+        plan = replace(plan, user_scope=self.scope[0], assistant_scope=self.scope[1])
         self.report.plans.append(plan)
         if plan.empty:
             return
@@ -183,10 +207,16 @@ def garden(
         "garden", config, CODE_VERSION, opts.user_scope, opts.assistant_scope)
     prov = None if run is None else run.provenance("gardener")
     report.run_id = None if run is None else run.id
-    salt = f"{now.isoformat()}|{report.run_id}"
+    repo = GardenerRepo(staging.db)
+    vectors = _Vectors(repo, embedder, not dry_run)
+    parts = partition_rows(repo.load_rows()) or {(opts.user_scope, opts.assistant_scope): {}}
     try:
-        _steps(_Gardener(staging, _Vectors(GardenerRepo(staging.db), embedder, not dry_run),
-                         report, prov), seed, trials, now, pinned_params, opts, salt)
+        for scope, rows in parts.items():
+            scoped = None if prov is None else replace(
+                prov, user_scope=scope[0], assistant_scope=scope[1], written_at=utc_now())
+            salt = _salt(now, report.run_id, scope, len(parts))
+            _steps(_Gardener(repo, rows, scope, vectors, report, scoped),
+                   seed, trials, now, pinned_params, opts, salt)
     except BaseException as exc:
         if run is not None:
             staging.finish_run(run, "failed", error=str(exc))
@@ -194,6 +224,20 @@ def garden(
     if run is not None:
         staging.finish_run(run, "completed", report.figures())
     return report
+
+
+def _salt(now: datetime, run_id: str | None, scope: Scope, scopes: int) -> str:
+    """Plan/topic ids' salt: the scope is part of it whenever several scopes share a run."""
+    base = f"{now.isoformat()}|{run_id}"
+    return base if scopes == 1 else f"{base}|{scope[0]}|{scope[1]}"
+
+
+def _decay_reference(state: GardenState, opts: GardenOptions) -> datetime | None:
+    seen = [str(row["last_seen"]) for row in state.table("concepts").values()
+            if row.get("last_seen")]
+    if not opts.decay_reference_per_scope or not seen:
+        return opts.decay_reference
+    return datetime.fromisoformat(max(seen))
 
 
 def _steps(g: _Gardener, seed: int, trials: int, now: datetime,
@@ -204,11 +248,11 @@ def _steps(g: _Gardener, seed: int, trials: int, now: datetime,
                          min_part=opts.split_min_part, min_silhouette=opts.split_min_silhouette,
                          salt=salt))
     g.commit(plan_decay(g.state, now=now, after_days=opts.decay_after_days,
-                        reference=opts.decay_reference, salt=salt))
+                        reference=_decay_reference(g.state, opts), salt=salt))
     g.commit(plan_invalidations(g.state, now=now, salt=salt))
     ids, vectors = g.concept_vectors()
     settings = replace(_topic_settings(seed, trials, pinned, opts),
-                       previous_params=g.repo.latest_study_params())
+                       previous_params=g.repo.latest_study_params(g.scope))
     plan, study = plan_topic_step(g.state, ids, vectors, settings, now=now, salt=salt)
     g.report.study = study
     if study is not None and g.prov is not None:
@@ -246,7 +290,12 @@ def apply_checked(staging: StagingStore, plan: Plan, prov: Provenance) -> list[s
 
 def revert_plan(staging: StagingStore, plan_id: str, *, user_scope: str = "default-user",
                 assistant_scope: str = "default-assistant") -> Plan:
-    """Undo an applied plan (unmerge, unsplit, ...) from its recorded prior values."""
+    """Undo an applied plan (unmerge, unsplit, ...) from its recorded prior values.
+
+    The revert is recorded under the plan's own scope (the given scope is the fallback)."""
+    row = GardenerRepo(staging.db).plan_row(plan_id)
+    if row is not None:
+        user_scope, assistant_scope = row["user_scope"], row["assistant_scope"]
     run = staging.start_run("garden-revert", {"plan_id": plan_id}, CODE_VERSION,
                             user_scope, assistant_scope)
     try:

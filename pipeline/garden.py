@@ -94,7 +94,7 @@ def garden_store(
 ) -> GardenReport:
     """Garden the store's staging db once (see ``gardener.service``).
 
-    Decay measures age against the latest evidence time in the store, not the wall clock, so
+    Decay measures age against the latest evidence time of each scope, not the wall clock, so
     gardening an old export does not turn every concept weak at once. Topics are re-clustered
     only on ``recluster``, on drift or when there are none yet; otherwise new concepts join
     their nearest topics (see ``gardener.topic_step``). With an LLM endpoint configured, a
@@ -114,6 +114,7 @@ def garden_store(
             latest = GardenerRepo(staging.db).latest_seen()
             options = GardenOptions(
                 decay_reference=datetime.fromisoformat(latest) if latest else None,
+                decay_reference_per_scope=True,
                 decay_after_days=settings.garden_decay_after_days,
                 user_scope=settings.user_scope,
                 assistant_scope=settings.assistant_scope,

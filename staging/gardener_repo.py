@@ -39,7 +39,8 @@ class GardenerRepo:
 
     # -- reads ------------------------------------------------------------------------------
     def load_rows(self) -> dict[str, list[dict[str, Any]]]:
-        """Every row of the tables the gardener plans over."""
+        """Every row of the tables the gardener plans over, of every scope: the caller
+        partitions them (``gardener.scopes.partition_rows``) before planning."""
         return {table: self._rows(f"SELECT * FROM [{table}]") for table in GARDEN_TABLES}
 
     def _rows(self, sql: str, params: Iterable[Any] = ()) -> list[dict[str, Any]]:
@@ -59,11 +60,14 @@ class GardenerRepo:
         row = self.db.execute("SELECT MAX(last_seen) FROM concepts").fetchone()
         return None if row is None else row[0]
 
-    def latest_study_params(self) -> dict[str, Any] | None:
-        """The best parameters of the most recent topic study, if there was one."""
-        row = self.db.execute(
-            "SELECT best_params FROM gardener_studies ORDER BY written_at DESC, rowid DESC"
-            " LIMIT 1").fetchone()
+    def latest_study_params(self, scope: tuple[str, str] | None = None) -> dict[str, Any] | None:
+        """The best parameters of the most recent topic study (of ``scope``, else of any)."""
+        order = " ORDER BY written_at DESC, rowid DESC LIMIT 1"
+        row = None if scope is None else self.db.execute(
+            "SELECT best_params FROM gardener_studies WHERE user_scope = ? AND"
+            " assistant_scope = ?" + order, list(scope)).fetchone()
+        if row is None:
+            row = self.db.execute("SELECT best_params FROM gardener_studies" + order).fetchone()
         return None if row is None else dict(json.loads(row[0]))
 
     def plan_row(self, plan_id: str) -> dict[str, Any] | None:

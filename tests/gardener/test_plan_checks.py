@@ -56,11 +56,23 @@ def test_bad_plan_is_rejected_and_nothing_applied(check, staging, build, prov, s
     assert any(f.startswith(f"{check}:") for f in json.loads(row["checks"]))
 
 
+def test_plan_of_another_scope_is_rejected_and_nothing_applied(staging, build, prov, snapshot):
+    _setup(build)  # both concepts are of scope u/a
+    before = snapshot(staging)
+    plan = Plan("plan_scope", "merge", [], [_link("c_a", "c_b")], {}, "bob", "a")
+    with pytest.raises(PlanCheckFailed) as info:
+        apply_checked(staging, plan, prov)
+    assert any(f.startswith("one_scope:") and "bob/a" in f for f in info.value.failures)
+    assert snapshot(staging) == before
+    same = Plan("plan_same", "merge", [], [_link("c_a", "c_b")], {}, "u", "a")
+    assert "one_scope" in apply_checked(staging, same, prov)
+
+
 def test_good_plan_passes_every_check(staging, build, prov):
     _setup(build)
     plan = Plan("plan_ok", "merge", [], [_link("c_a", "c_b")])
     assert apply_checked(staging, plan, prov) == [
-        "stale", "dangling", "evidence", "cycles", "empty_topic"]
+        "stale", "dangling", "evidence", "cycles", "empty_topic", "one_scope"]
     assert staging.db["gardener_plans"].get("plan_ok")["status"] == "applied"
     assert staging.count("concept_links") == 1
 

@@ -1,4 +1,5 @@
-"""Two users' exports in one store: no read path returns the other's data; mixing is a conflict."""
+"""Two users' exports in one store: no read path returns the other's data; gardening keeps
+them apart; a row that mixes them is a conflict."""
 
 from __future__ import annotations
 
@@ -118,15 +119,33 @@ def test_forget_a_user_scope_leaves_the_other_intact(
     assert diagnose(_as(settings, ALICE)).state == "healthy"
 
 
-def test_gardening_two_users_together_is_a_scope_conflict(
+def test_gardening_two_users_together_is_not_a_scope_conflict(
     two_users: Settings, copy_store: Callable[[Settings], Settings]
 ) -> None:
-    """Driven for real: the gardener plans merges and topics over every scope at once (it has
-    no scope filter today), so a merge moves bob's evidence onto alice's concept."""
+    """Driven for real: the gardener plans per scope, so gardening both users at once leaves
+    every merge, relation, evidence span and topic within one scope."""
     settings = copy_store(two_users)
     assert diagnose(settings).state == "healthy"
     garden_store(settings)
     report = diagnose(settings)
+    assert [f for f in report.findings if f.state == "scope_conflict"] == []
+    assert report.state != "scope_conflict"
+
+
+def test_evidence_moved_onto_another_users_concept_is_a_scope_conflict(
+    two_users: Settings, copy_store: Callable[[Settings], Settings]
+) -> None:
+    """A real conflict (a write outside the gardener moves bob's span onto alice's concept)."""
+    settings = copy_store(two_users)
+    conn = sqlite3.connect(settings.staging_db)
+    try:
+        with conn:
+            conn.execute(
+                "UPDATE evidence SET concept_id = ? WHERE id = (SELECT MIN(id) FROM evidence"
+                " WHERE user_scope = ?)", (_concepts(settings, ALICE)[0], BOB[0]))
+    finally:
+        conn.close()
+    report = diagnose(settings)
     assert report.state == "scope_conflict"
-    assert {f.reason for f in report.findings if f.state == "scope_conflict"} & {
-        "evidence_from_another_scope", "members_from_several_scopes", "links_two_scopes"}
+    assert "evidence_from_another_scope" in {
+        f.reason for f in report.findings if f.state == "scope_conflict"}
