@@ -9,7 +9,6 @@ integers; category 5 items have ``adversarial_answer`` instead of ``answer``.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import InputFileError
+from pipeline.evaluation.files import read_json_list
 
 __all__ = ["LocomoQuestion", "LocomoSet", "load_locomo", "parse_evidence"]
 
@@ -59,12 +59,7 @@ def _turn_ids(conversation: dict[str, Any]) -> set[str]:
 
 def load_locomo(path: Path) -> LocomoSet:
     """All QA items of a LoCoMo file, evidence cleaned (see the module docstring)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputFileError(str(path), "file", f"cannot read LoCoMo JSON: {exc}") from exc
-    if not isinstance(data, list):
-        raise InputFileError(str(path), "top level", "expected a list of LoCoMo samples")
+    data = read_json_list(path, "LoCoMo", "LoCoMo samples")
     out = LocomoSet()
     for n, sample in enumerate(data):
         if not isinstance(sample, dict) or not isinstance(sample.get("conversation"), dict):

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.errors import InputFileError
+from pipeline.evaluation.files import read_json_list
 from pipeline.evaluation.harness import EvalQuestion, EvalReport, run_questions
 from pipeline.retrieval import ROUTES, Corpus, Searcher
 from pipeline.settings import Settings
@@ -81,12 +82,7 @@ def _item(path: Path, n: int, raw: Any, out: LongMemSet) -> None:
 
 
 def load_longmemeval(path: Path) -> LongMemSet:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        raise InputFileError(str(path), "file", f"cannot read LongMemEval JSON: {exc}") from exc
-    if not isinstance(data, list):
-        raise InputFileError(str(path), "top level", "expected a list of questions")
+    data = read_json_list(path, "LongMemEval", "questions")
     out = LongMemSet()
     for n, raw in enumerate(data):
         _item(path, n, raw, out)

@@ -139,3 +139,16 @@ def test_eval_longmemeval_turn_and_session_recall(
     assert bm25["recall_any"]["1"] == 0.5 and bm25["ndcg"]["1"] == 0.5
     assert bm25["session_recall"]["1"] == 0.5 and bm25["session_ndcg"]["1"] == 0.5
     assert set(bm25["by_category"]) == {"single-session-user", "multi-session"}
+
+
+@pytest.mark.parametrize("text", ["[" * 100_000 + "]" * 100_000, '{"a": 1}', "not json"])
+def test_benchmark_loaders_name_the_file_for_unreadable_input(tmp_path: Path, text: str) -> None:
+    from pipeline.errors import InputFileError
+    from pipeline.evaluation.longmemeval import load_longmemeval
+
+    path = tmp_path / "bench.json"
+    path.write_text(text)
+    for load in (load_locomo, load_longmemeval):
+        with pytest.raises(InputFileError) as caught:
+            load(path)
+        assert str(path) in str(caught.value.message)
